@@ -1,0 +1,30 @@
+# The book's two everyday commands (see README.md):
+#   make book   set up .venv if missing, execute every chapter at the `book` scale (cached), build the HTML
+#   make test   set up .venv if missing, run the whole test suite (unit tests, nbval at `smoke`, CLI, book structure)
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.icml26-installed
+JOBS ?= 1
+
+.PHONY: book test bench install clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,bench]"
+	@touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/repro book --jobs $(JOBS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2
+
+bench: $(STAMP)
+	$(BIN)/python -m pytest benchmarks -o addopts="" -p no:nbval --benchmark-columns=min,median,mean,rounds
+
+clean:
+	rm -rf _build runs results .benchmarks

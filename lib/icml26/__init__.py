@@ -1,0 +1,23 @@
+"""icml26: the thin library behind the ICML 2026 reproduction book.
+
+The chapter runtime (scales, seeding, claims ledger, figure style, glue) lives at the top level;
+each paper's model code lives in its own subpackage, ``icml26.<slug with _>``.
+"""
+from __future__ import annotations
+
+from .chapter import Chapter
+from .checks import at_least, at_most, between, close_to, equals, is_true
+from .ledger import ClaimFailed
+from .progress import progress
+from .registry import CHAPTERS, SLUGS, chapter_info
+from .scales import SCALES, ScaleError, resolve_scale, select_preset
+from .seeding import device, seed_everything
+from .style import method_colors, use_book_style
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CHAPTERS", "Chapter", "ClaimFailed", "SCALES", "SLUGS", "ScaleError", "at_least", "at_most",
+    "between", "chapter_info", "close_to", "device", "equals", "is_true", "method_colors", "progress",
+    "resolve_scale", "seed_everything", "select_preset", "use_book_style",
+]

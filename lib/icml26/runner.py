@@ -1,0 +1,239 @@
+"""Batch execution of chapter notebooks with papermill, one at a time or on a Dask cluster.
+
+`run_chapters` is what `repro run` and `repro book` call. Each chapter runs in its own kernel with the
+scale injected as the papermill parameter ``scale``; its executed notebook and log land in
+``runs/<scale>/<slug>.ipynb|.log`` and its claims in ``results/<scale>/<slug>.json``. A failing chapter
+is recorded and the others go on.
+
+Caching (``reuse=True``, used by `repro book`): a chapter is re-executed only when its *key* changed:
+the notebook's code cells, the chapter's subpackage ``icml26/<pkg>/``, the shared runtime modules,
+the pinned constraints and the scale. (jupyter-cache keys on code cells only, so it would miss a
+change in the library; this key does not.)
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .paths import repo_root
+from .registry import SLUGS, chapter_info
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
+"""Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
+
+
+@dataclass
+class RunResult:
+    slug: str
+    scale: str
+    status: str  # "ok", "failed" or "cached"
+    seconds: float
+    claims_held: int = 0
+    claims_total: int = 0
+    claims_failed: int = 0
+    notebook: str = ""
+    log: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "cached")
+
+
+def _chapter_package_dir(slug: str) -> Path | None:
+    if slug not in SLUGS:
+        return None
+    folder = PACKAGE_DIR / chapter_info(slug).package
+    return folder if folder.is_dir() else None
+
+
+def chapter_key(notebook: Path, scale: str) -> str:
+    """A content hash of everything a chapter's executed outputs depend on (module docstring)."""
+    import nbformat
+
+    digest = hashlib.sha256()
+    digest.update(f"scale={scale}\n".encode())
+    nb = nbformat.read(notebook, as_version=4)
+    digest.update(json.dumps(nb.metadata.get("kernelspec", {}), sort_keys=True).encode())
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            digest.update(cell.source.encode() + b"\0")
+    sources = sorted(PACKAGE_DIR.glob("*.py"))
+    package = _chapter_package_dir(notebook.stem)
+    if package is not None:
+        sources += sorted(package.rglob("*.py"))
+    constraints = repo_root() / "constraints.txt"
+    if constraints.exists():
+        sources.append(constraints)
+    for path in sources:
+        digest.update(str(path.relative_to(path.anchor)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def _claims_summary(results_file: Path) -> tuple[int, int, int]:
+    if not results_file.exists():
+        return 0, 0, 0
+    claims = json.loads(results_file.read_text()).get("claims", [])
+    held = sum(c["status"] == "reproduced" for c in claims)
+    failed = sum(c["status"] == "FAILED" for c in claims)
+    return held, len(claims), failed
+
+
+def _cached(out: Path, key: str, results_file: Path) -> bool:
+    if not (out.exists() and results_file.exists()):
+        return False
+    import nbformat
+
+    meta = nbformat.read(out, as_version=4).metadata.get("icml26", {})
+    return meta.get("key") == key and meta.get("status") == "ok"
+
+
+def run_chapter(
+    notebook: str | Path,
+    scale: str,
+    runs_dir: str | Path,
+    results_root: str | Path,
+    reuse: bool = False,
+    threads: int | None = None,
+) -> RunResult:
+    """Execute one chapter notebook with papermill at `scale`; never raises for a failing chapter."""
+    import nbformat
+    import papermill
+
+    notebook = Path(notebook).resolve()
+    slug = notebook.stem
+    runs_dir = Path(runs_dir).resolve()
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    out, log_path = runs_dir / f"{slug}.ipynb", runs_dir / f"{slug}.log"
+    results_file = Path(results_root).resolve() / scale / f"{slug}.json"
+    key = chapter_key(notebook, scale)
+    if reuse and _cached(out, key, results_file):
+        held, total, failed = _claims_summary(results_file)
+        return RunResult(slug, scale, "cached", 0.0, held, total, failed, str(out), str(log_path))
+
+    results_file.unlink(missing_ok=True)  # a failed run must not leave an older run's claims behind
+    env = {
+        "ICML26_SCALE": scale,
+        "ICML26_BATCH": "1",
+        "ICML26_RESULTS_DIR": str(Path(results_root).resolve()),
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    if threads:
+        env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
+
+    logger = logging.getLogger("papermill")
+    handler = logging.FileHandler(log_path, mode="w")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    start = time.perf_counter()
+    status, error = "ok", ""
+    try:
+        with _environment(env):
+            papermill.execute_notebook(
+                str(notebook), str(out), parameters={"scale": scale}, cwd=str(notebook.parent),
+                kernel_name="python3", log_output=True, progress_bar=False,
+                execution_timeout=CELL_TIMEOUT.get(scale),
+            )
+    except Exception as exc:  # a failing chapter is a result, not a crash of the batch
+        status = "failed"
+        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        with log_path.open("a") as log:
+            log.write("\n" + traceback.format_exc())
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    seconds = time.perf_counter() - start
+    if out.exists():
+        nb = nbformat.read(out, as_version=4)
+        nb.metadata["icml26"] = {"key": key, "status": status, "scale": scale, "seconds": round(seconds, 1)}
+        nbformat.write(nb, out)
+    held, total, failed = _claims_summary(results_file)
+    return RunResult(slug, scale, status, seconds, held, total, failed, str(out), str(log_path), error)
+
+
+def run_chapters(
+    notebooks: Sequence[Path],
+    scale: str,
+    runs_dir: Path,
+    results_root: Path,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    reuse: bool = False,
+    on_result: Callable[[RunResult], None] | None = None,
+) -> list[RunResult]:
+    """Run chapters: sequentially in this process (jobs=1), or as tasks on a Dask cluster.
+
+    ``scheduler`` is the address of an existing dask.distributed scheduler; otherwise ``jobs > 1``
+    starts a local cluster of that many single-threaded worker processes. Both go through the same
+    `Client.submit` path, so moving to a real cluster changes one flag. The workers must see the same
+    filesystem paths (a shared checkout) and have `icml26` installed.
+    """
+    if jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {jobs}")
+    results: list[RunResult] = []
+
+    def done(result: RunResult) -> None:
+        results.append(result)
+        if on_result:
+            on_result(result)
+
+    if scheduler is None and jobs == 1:
+        for nb in notebooks:
+            done(run_chapter(nb, scale, runs_dir, results_root, reuse=reuse))
+        return results
+
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+        threads = max(1, (os.cpu_count() or 1) // jobs)
+    else:
+        client = Client(scheduler)
+        threads = None
+    try:
+        slug_of = {
+            client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse, threads,
+                          key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}", pure=False): Path(nb).stem
+            for nb in notebooks
+        }
+        for future in as_completed(list(slug_of)):
+            try:
+                done(future.result())
+            except Exception as exc:  # a worker lost mid-run: report it as that chapter's failure
+                done(RunResult(slug_of[future], scale, "failed", 0.0, error=f"{type(exc).__name__}: {exc}"))
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return results
+
+
+def result_rows(results: Sequence[RunResult]) -> list[dict]:
+    return [asdict(r) for r in results]
