@@ -61,7 +61,7 @@ def stage_book(stage: Path, scale: str, run_notebooks: dict[str, Path], run_stat
 
 def jupyter_book_build(stage: Path, output: Path, strict: bool = True) -> int:
     """Run `jupyter-book build` on the staged sources; HTML lands in `output/_build/html`."""
-    command = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(stage), "--path-output", str(output),
+    command = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(stage), "--path-output", str(output),
                "--builder", "html", "--keep-going", "--all"]
     if strict:
         command.append("--warningiserror")

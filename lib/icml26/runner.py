@@ -27,6 +27,8 @@ from .paths import repo_root
 from .registry import SLUGS, chapter_info
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+ORCHESTRATION_MODULES = {"__main__.py", "cli.py", "runner.py", "bookbuild.py", "scorecard.py"}
+"""Modules that run chapters but are not imported by them: editing them re-executes nothing."""
 CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
 """Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
 
@@ -67,7 +69,7 @@ def chapter_key(notebook: Path, scale: str) -> str:
     for cell in nb.cells:
         if cell.cell_type == "code":
             digest.update(cell.source.encode() + b"\0")
-    sources = sorted(PACKAGE_DIR.glob("*.py"))
+    sources = sorted(p for p in PACKAGE_DIR.glob("*.py") if p.name not in ORCHESTRATION_MODULES)
     package = _chapter_package_dir(notebook.stem)
     if package is not None:
         sources += sorted(package.rglob("*.py"))
@@ -109,6 +111,16 @@ def _cached(out: Path, key: str, results_file: Path) -> bool:
 
     meta = nbformat.read(out, as_version=4).metadata.get("icml26", {})
     return meta.get("key") == key and meta.get("status") == "ok"
+
+
+def _describe_error(exc: Exception) -> str:
+    """One line: the notebook's own exception (name, first line, cell) rather than papermill's wrapper."""
+    if hasattr(exc, "ename") and hasattr(exc, "evalue"):
+        first = str(exc.evalue).strip().splitlines()[0] if str(exc.evalue).strip() else ""
+        cell = getattr(exc, "exec_count", None)
+        return f"{exc.ename}: {first}" + (f" (cell [{cell}])" if cell else "")
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def run_chapter(
@@ -161,7 +173,7 @@ def run_chapter(
             )
     except Exception as exc:  # a failing chapter is a result, not a crash of the batch
         status = "failed"
-        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}"
+        error = _describe_error(exc)
         with log_path.open("a") as log:
             log.write("\n" + traceback.format_exc())
     finally:

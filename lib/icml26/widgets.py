@@ -1,10 +1,9 @@
 """Interactive figures that degrade to a static figure in the built book.
 
-`live_figure(draw, knob=widget, ...)` draws the figure once at the widgets' initial values (that
-static figure is what the HTML book and batch runs show), then, in a live kernel, shows the controls
-and redraws on every change. In batch runs (papermill, nbval, the book build) the interactive object
-is still built, so a broken control fails the run, but it is not displayed: a widget without a kernel
-cannot redraw anything.
+`live_figure(draw, knob=widget, ...)` shows the controls and redraws on every change in a live
+kernel. In batch runs (papermill, nbval, the book build) it draws the figure once at the controls'
+initial values instead: a widget without a kernel cannot redraw anything, so the HTML book shows
+that static figure.
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ def live_figure(draw: Callable[..., object], **controls):
     """Show `draw(**values)` now, and a live control panel over `controls` when a kernel is attached.
 
     ``draw`` must create and show its own matplotlib figure (or return one).
-    Returns the `ipywidgets.interactive` object.
+    Returns the `ipywidgets.interactive` object (None in batch runs).
     """
     import ipywidgets as widgets
     import matplotlib.pyplot as plt
@@ -37,8 +36,9 @@ def live_figure(draw: Callable[..., object], **controls):
         else:
             plt.show()
 
-    redraw(**{name: c.value for name, c in controls.items()})
-    panel = widgets.interactive(redraw, {"manual": False}, **controls)
-    if not in_batch():
-        display(widgets.VBox([widgets.HTML("<b>Move the controls to redraw:</b>"), *panel.children[:-1], panel.children[-1]]))
+    if in_batch():  # no kernel will be there to redraw: the figure at the initial values is the output
+        redraw(**{name: c.value for name, c in controls.items()})
+        return None
+    panel = widgets.interactive(redraw, {"manual": False}, **controls)  # draws once, then on every change
+    display(panel)
     return panel

@@ -1,0 +1,152 @@
+"""The `repro` command: usage errors, a batch with a failing chapter, Dask, list and report."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from icml26.cli import main, select_notebooks, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _notebook(path: Path, body: str) -> Path:
+    """A tiny chapter notebook: a parameters cell, then `body`."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("scale = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    nbformat.write(nb, path)
+    return path
+
+
+GOOD = """
+import icml26
+ch = icml26.Chapter("good-toy", scale=scale, seed=0, title="A toy that passes",
+                    presets={s: {"n": i} for i, s in enumerate(icml26.SCALES)})
+ch.claim("T1", "two plus two", paper="4", source="arithmetic", measured=2 + 2, check=icml26.equals(4), holds_at=icml26.SCALES)
+ch.claim("T2", "not at smoke", paper="1", source="-", measured=0.0, check=icml26.at_least(1.0), holds_at=("full",))
+ch.finish()
+"""
+BAD = """
+import icml26
+ch = icml26.Chapter("bad-toy", scale=scale, seed=0, title="A toy whose claim fails",
+                    presets={s: {} for s in icml26.SCALES})
+ch.claim("T1", "pi is three", paper="3", source="-", measured=3.14159, check=icml26.close_to(3.0, atol=1e-3), holds_at=icml26.SCALES)
+ch.finish()
+"""
+CRASH = "raise RuntimeError('this chapter crashes')"
+
+
+@pytest.fixture
+def toy_book(tmp_path):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    _notebook(notebooks / "good-toy.ipynb", GOOD)
+    _notebook(notebooks / "bad-toy.ipynb", BAD)
+    _notebook(notebooks / "crash-toy.ipynb", CRASH)
+    return tmp_path
+
+
+def _repro(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "icml26", *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def _paths(book):
+    return ["--notebooks", str(book / "notebooks"), "--runs", str(book / "runs"), "--results", str(book / "results")]
+
+
+def test_unknown_scale_exits_2_listing_the_scales():
+    done = _repro("run", "lion", "--scale", "huge")
+    assert done.returncode == 2
+    assert "smoke" in done.stderr and "book" in done.stderr and "full" in done.stderr
+
+
+def test_unknown_chapter_exits_2(capsys):
+    assert main(["run", "no-such-paper", "--scale", "smoke"]) == 2
+    assert "unknown chapter 'no-such-paper'" in capsys.readouterr().err
+
+
+def test_registered_but_unwritten_chapter_exits_2(tmp_path, capsys):
+    (tmp_path / "nb").mkdir()
+    assert main(["run", "mbr", "--scale", "smoke", "--notebooks", str(tmp_path / "nb")]) == 2
+    assert "not written yet" in capsys.readouterr().err
+
+
+def test_names_and_all_together_is_a_usage_error(tmp_path):
+    with pytest.raises(UsageError):
+        select_notebooks(tmp_path, ["lion"], run_all=True)
+    with pytest.raises(UsageError):
+        select_notebooks(tmp_path, [], run_all=False)
+
+
+def test_failing_chapters_are_reported_while_the_others_finish(toy_book):
+    done = _repro("run", "--all", "--scale", "smoke", *_paths(toy_book))
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert "1 of 3 chapters ok" in out and "bad-toy" in out and "crash-toy" in out
+    assert "ClaimFailed" in out and "RuntimeError" in out
+    good = json.loads((toy_book / "results" / "smoke" / "good-toy.json").read_text())
+    assert [c["status"] for c in good["claims"]] == ["reproduced", "not reproduced"]
+    bad = json.loads((toy_book / "results" / "smoke" / "bad-toy.json").read_text())
+    assert bad["status"] == "failed" and bad["claims"][0]["status"] == "FAILED"
+    assert not (toy_book / "results" / "smoke" / "crash-toy.json").exists()
+    for slug in ("good-toy", "bad-toy", "crash-toy"):
+        assert (toy_book / "runs" / "smoke" / f"{slug}.ipynb").exists()
+        assert (toy_book / "runs" / "smoke" / f"{slug}.log").exists()
+    assert "this chapter crashes" in (toy_book / "runs" / "smoke" / "crash-toy.log").read_text()
+    executed = nbformat.read(toy_book / "runs" / "smoke" / "good-toy.ipynb", as_version=4)
+    assert any("injected-parameters" in c.metadata.get("tags", []) and "smoke" in c.source for c in executed.cells)
+
+
+def test_parallel_jobs_go_through_a_local_dask_cluster(toy_book):
+    (toy_book / "notebooks" / "crash-toy.ipynb").unlink()
+    done = _repro("run", "good-toy", "bad-toy", "--scale", "book", "--jobs", "2", *_paths(toy_book))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 local processes" in done.stdout and "1 of 2 chapters ok" in done.stdout
+    good = json.loads((toy_book / "results" / "book" / "good-toy.json").read_text())
+    assert good["scale"] == "book"
+
+
+def test_reuse_skips_unchanged_chapters(toy_book):
+    (toy_book / "notebooks" / "crash-toy.ipynb").unlink()
+    (toy_book / "notebooks" / "bad-toy.ipynb").unlink()
+    first = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
+    second = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
+    assert first.returncode == second.returncode == 0
+    assert " ok " in first.stdout and "cached" in second.stdout
+    _notebook(toy_book / "notebooks" / "good-toy.ipynb", GOOD + "\nprint('changed')")
+    third = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
+    assert "cached" not in third.stdout
+
+
+def test_list_and_report(toy_book):
+    _repro("run", "good-toy", "--scale", "smoke", *_paths(toy_book))
+    listed = _repro("list", "--scale", "smoke", *_paths(toy_book))
+    assert listed.returncode == 0 and "lion" in listed.stdout and "not yet" in listed.stdout
+    report = _repro("report", "--scale", "smoke", *_paths(toy_book))
+    assert report.returncode == 0 and "good-toy/T1: reproduced" in report.stdout
+    markdown = _repro("report", "--scale", "smoke", "--markdown", *_paths(toy_book))
+    assert "| T1 | two plus two |" in markdown.stdout
+
+
+def test_cache_key_follows_the_chapter_library(tmp_path, monkeypatch):
+    from icml26 import runner
+
+    nb = _notebook(tmp_path / "lion.ipynb", "x = 1")
+    package = tmp_path / "icml26"
+    (package / "lion").mkdir(parents=True)
+    (package / "lion" / "optim.py").write_text("A = 1\n")
+    (package / "core.py").write_text("B = 1\n")
+    monkeypatch.setattr(runner, "PACKAGE_DIR", package)
+    key = runner.chapter_key(nb, "book")
+    assert key == runner.chapter_key(nb, "book")
+    assert key != runner.chapter_key(nb, "smoke")
+    (package / "lion" / "optim.py").write_text("A = 2\n")
+    changed = runner.chapter_key(nb, "book")
+    assert changed != key
+    (package / "core.py").write_text("B = 2\n")
+    assert runner.chapter_key(nb, "book") != changed

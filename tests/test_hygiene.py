@@ -1,0 +1,117 @@
+"""Notebook and repository hygiene: what every chapter must satisfy before it can enter the book."""
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from icml26.registry import CHAPTERS, PARTS, SLUGS, chapter_info
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+ANATOMY = ["Paper card", "Theory", "Method", "Experiments", "Interactive", "Claims", "What is and is not reproduced"]
+
+
+def toc_files() -> list[tuple[str, str]]:
+    """(part caption, file) for every entry of _toc.yml."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [(part["caption"], entry["file"]) for part in toc["parts"] for entry in part["chapters"]]
+
+
+def test_there_is_at_least_one_chapter():
+    assert NOTEBOOKS, "no chapter notebooks in notebooks/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+class TestNotebook:
+    def test_is_a_registered_chapter(self, path):
+        assert path.stem in SLUGS, f"{path.name} is not in icml26.registry.CHAPTERS"
+
+    def test_outputs_are_stripped(self, path):
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                assert not cell.outputs, f"cell {i} has stored outputs: strip them (nbstripout)"
+                assert cell.execution_count is None, f"cell {i} has an execution count"
+
+    def test_python3_kernel(self, path):
+        spec = nbformat.read(path, as_version=4).metadata.get("kernelspec", {})
+        assert spec.get("name") == "python3" and spec.get("language") == "python"
+
+    def test_one_parameters_cell_defining_scale(self, path):
+        nb = nbformat.read(path, as_version=4)
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, "exactly one cell must be tagged 'parameters'"
+        assert re.search(r"^scale\s*=\s*None\b", tagged[0].source, re.M), "the parameters cell must set `scale = None`"
+
+    def test_uses_the_runtime_and_finishes_with_the_ledger(self, path):
+        code = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        assert re.search(rf"Chapter\(\s*[\"']{re.escape(path.stem)}[\"']", code), "the chapter must create icml26.Chapter(<its slug>)"
+        assert "scale=scale" in code.replace(" ", ""), "the Chapter must receive the papermill `scale` parameter"
+        assert ".finish()" in code, "the chapter must end with ch.finish() (writes results, shows the claims table)"
+        assert ".claim(" in code, "a chapter tests claims through ch.claim(...)"
+
+    def test_has_the_chapter_anatomy_in_order(self, path):
+        headings = [line.lstrip("#").strip() for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"
+                    for line in c.source.splitlines() if line.startswith("## ")]
+        positions = []
+        for section in ANATOMY:
+            found = [i for i, h in enumerate(headings) if h.lower().startswith(section.lower())]
+            assert found, f"missing section '## {section}'"
+            positions.append(found[0])
+        assert positions == sorted(positions), f"sections out of order: {headings}"
+
+    def test_is_in_the_toc_under_its_field(self, path):
+        entries = dict((f, caption) for caption, f in toc_files())
+        key = f"notebooks/{path.stem}"
+        assert key in entries, f"{key} is missing from _toc.yml"
+        assert entries[key] == chapter_info(path.stem).part
+
+
+def test_every_toc_entry_exists():
+    for _, entry in toc_files():
+        candidates = [ROOT / f"{entry}{ext}" for ext in (".md", ".ipynb")]
+        assert any(p.exists() for p in candidates), f"_toc.yml lists {entry}, which does not exist"
+
+
+def test_toc_parts_are_known_fields():
+    chapter_parts = {caption for caption, f in toc_files() if f.startswith("notebooks/")}
+    assert chapter_parts <= set(PARTS)
+
+
+def test_registry_slugs_are_unique_and_have_briefs_or_packages():
+    assert len(SLUGS) == len(set(SLUGS)) == 19
+    assert all(c.package.isidentifier() for c in CHAPTERS)
+
+
+def _requirement_names(requirements: list[str]) -> dict[str, str]:
+    return {re.split(r"[<>=!~\[ ]", r, maxsplit=1)[0].lower(): r.replace(" ", "") for r in requirements}
+
+
+def test_environment_yml_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        declared += extra
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    env_requirements = [r for r in pip_section if not r.startswith("-e")]
+    assert _requirement_names(env_requirements) == _requirement_names(declared)
+    assert "-e ." in pip_section, "environment.yml must install the icml26 package itself"
+    assert any(str(d).startswith("python=3.11") for d in env["dependencies"])
+
+
+def test_torch_is_pinned_exactly_everywhere():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "torch==2.13.0" in project["dependencies"]
+    constraints = (ROOT / "constraints.txt").read_text().splitlines()
+    assert "torch==2.13.0" in constraints
+
+
+def test_ci_calls_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    assert "make test" in readme and "make book" in readme
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
