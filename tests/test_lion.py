@@ -1,0 +1,312 @@
+"""Unit tests of icml26.lion (optimizers, compression, objective, schedules, simulator, digits)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.lion import (
+    Lion, LionVR, PeriodicObjective, Signum, aggregate, fit_loglog_slope, majority_vote, pack_signs,
+    paper_betas_to_std, payload_bits, simulate, std_betas_to_paper, theorem_schedule, train_digits,
+    unbiased_sign, unpack_signs, DigitsData, PRESETS,
+)
+
+
+# --------------------------------------------------------------------------- optimizers
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_lion_matches_lion_pytorch_100_steps_with_weight_decay(dtype):
+    lion_pytorch = pytest.importorskip("lion_pytorch")
+    g = torch.Generator().manual_seed(0)
+    shapes = [(7, 5), (13,), (3, 4, 2)]
+    ours = [torch.randn(s, generator=g, dtype=dtype) for s in shapes]
+    theirs = [p.clone() for p in ours]
+    ours = [torch.nn.Parameter(p) for p in ours]
+    theirs = [torch.nn.Parameter(p) for p in theirs]
+    kw = dict(lr=3e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    opt_a, opt_b = Lion(ours, **kw), lion_pytorch.Lion(theirs, **kw)
+    for _ in range(100):
+        grads = [torch.randn(s, generator=g, dtype=dtype) for s in shapes]
+        for p, q, gr in zip(ours, theirs, grads):
+            p.grad, q.grad = gr.clone(), gr.clone()
+        opt_a.step()
+        opt_b.step()
+    for p, q in zip(ours, theirs):
+        assert torch.allclose(p, q, atol=1e-6, rtol=0)
+        assert torch.allclose(opt_a.state[p]["exp_avg"], opt_b.state[q]["exp_avg"], atol=1e-6, rtol=0)
+
+
+def test_beta_convention_helpers():
+    assert paper_betas_to_std(0.1, 0.01) == pytest.approx((0.9, 0.99))
+    assert std_betas_to_paper(0.9, 0.99) == pytest.approx((0.1, 0.01))
+    b1, b2 = std_betas_to_paper(*paper_betas_to_std(0.3, 0.05))
+    assert (b1, b2) == pytest.approx((0.3, 0.05))
+    with pytest.raises(ValueError):
+        paper_betas_to_std(0.0, 0.5)  # paper beta 0 = std beta 1: the momentum never updates
+    # Theorem 1 at T = 1e4 (c_beta = 1): beta2_paper = T^{-1/2} = 0.01 <=> 0.99 standard (Lion default)
+    s = theorem_schedule("lion", 10_000, 64, c_beta=1.0)
+    assert paper_betas_to_std(s.beta1, s.beta2)[1] == pytest.approx(0.99)
+
+
+@pytest.mark.parametrize("kwargs", [dict(lr=-1e-3), dict(betas=(0.9, 1.0)), dict(betas=(-0.1, 0.9)),
+                                    dict(lr=float("nan")), dict(weight_decay=-1.0)])
+@pytest.mark.parametrize("cls", [Lion, LionVR])
+def test_optimizer_rejects_bad_hyperparameters(cls, kwargs):
+    with pytest.raises(ValueError):
+        cls([torch.nn.Parameter(torch.zeros(3))], **kwargs)
+
+
+def test_lion_refuses_nan_gradient():
+    p = torch.nn.Parameter(torch.zeros(4))
+    opt = Lion([p], lr=0.1)
+    p.grad = torch.tensor([1.0, float("nan"), 0.0, 2.0])
+    with pytest.raises(ValueError, match="NaN"):
+        opt.step()
+    assert torch.equal(p.detach(), torch.zeros(4))  # nothing moved
+
+
+def test_signum_equals_lion_with_equal_betas():
+    g = torch.Generator().manual_seed(1)
+    a, b = torch.nn.Parameter(torch.randn(10, generator=g)), None
+    b = torch.nn.Parameter(a.detach().clone())
+    opt_a, opt_b = Signum([a], lr=0.01, momentum=0.8), Lion([b], lr=0.01, betas=(0.8, 0.8))
+    for _ in range(20):
+        gr = torch.randn(10, generator=g)
+        a.grad, b.grad = gr.clone(), gr.clone()
+        opt_a.step(), opt_b.step()
+    # Signum signs the UPDATED momentum, Lion the interpolation with the OLD one: same value when b1 = b2
+    assert torch.allclose(a, b)
+
+
+def _quadratic(x: torch.Tensor, a: torch.Tensor, c: torch.Tensor, xi: torch.Tensor) -> torch.Tensor:
+    return 0.5 * (a * (x - c) ** 2).sum() + (xi * x).sum()
+
+
+def test_lion_vr_without_noise_is_sign_gradient_descent():
+    """Zero noise, same sample: m_t = grad f(x_t) exactly (STORM telescopes), so v_t = grad f(x_t)."""
+    a = torch.tensor([1.0, 2.0, 0.5, 3.0], dtype=torch.float64)
+    c = torch.tensor([0.3, -0.7, 1.1, 0.05], dtype=torch.float64)
+    x = torch.nn.Parameter(torch.zeros(4, dtype=torch.float64))
+    opt = LionVR([x], lr=0.01, betas=(0.9, 0.7))
+    ref = torch.zeros(4, dtype=torch.float64)
+    calls = []
+
+    def closure():
+        calls.append(1)
+        opt.zero_grad()
+        loss = _quadratic(x, a, c, torch.zeros(4, dtype=torch.float64))
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    ref -= 0.01 * torch.sign(a * (ref - c))
+    for _ in range(30):
+        opt.step(closure)
+        ref -= 0.01 * torch.sign(a * (ref - c))
+        assert torch.allclose(x.detach(), ref, atol=1e-14)
+    assert len(calls) == 1 + 2 * 30  # one B0 evaluation, then two (x_t and x_{t-1}) per step
+
+
+def test_lion_vr_matches_storm_recursion_with_same_sample_noise():
+    """Noisy linear term xi . x with the same xi at x_t and x_{t-1}; compare with Alg. 2 by hand."""
+    g = torch.Generator().manual_seed(3)
+    d, lr, (b1s, b2s) = 6, 0.02, (0.8, 0.6)
+    a = torch.rand(d, generator=g, dtype=torch.float64) + 0.5
+    c = torch.randn(d, generator=g, dtype=torch.float64)
+    noises = torch.randn(40, d, generator=g, dtype=torch.float64)
+    x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
+    opt = LionVR([x], lr=lr, betas=(b1s, b2s), weight_decay=0.5)
+    grad = lambda z, xi: a * (z - c) + xi  # noqa: E731
+    # manual Alg. 2 in paper betas beta = 1 - b_std
+    xm = torch.zeros(d, dtype=torch.float64)
+    m = grad(xm, noises[0])
+    x_prev, xm = xm, xm * (1 - lr * 0.5) - lr * torch.sign(m)
+    x.grad = grad(x.detach(), noises[0])
+    opt.step()
+    for t in range(1, 40):
+        xi = noises[t]
+
+        def closure():
+            opt.zero_grad()
+            loss = _quadratic(x, a, c, xi)
+            loss.backward()
+            return loss
+
+        opt.step(closure)
+        gt, gh = grad(xm, xi), grad(x_prev, xi)
+        v = gt + b1s * (m - gh)
+        m = gt + b2s * (m - gh)
+        x_prev, xm = xm, xm * (1 - lr * 0.5) - lr * torch.sign(v)
+        assert torch.allclose(x.detach(), xm, atol=1e-13)
+
+
+def test_lion_vr_needs_closure_after_first_step():
+    x = torch.nn.Parameter(torch.zeros(3))
+    opt = LionVR([x], lr=0.1)
+    with pytest.raises(ValueError, match="gradient"):
+        opt.step()  # no B0 gradient in p.grad
+    x.grad = torch.ones(3)
+    opt.step()
+    with pytest.raises(ValueError, match="closure"):
+        opt.step()
+
+
+# --------------------------------------------------------------------------- compression
+
+def test_unbiased_sign_mean_and_variance_monte_carlo():
+    g = torch.Generator().manual_seed(0)
+    R = 2.0
+    v = torch.tensor([-2.0, -1.2, -0.3, 0.0, 0.7, 1.9, 2.0], dtype=torch.float64)
+    draws = unbiased_sign(v.expand(200_000, -1), R, g)
+    assert set(draws.unique().tolist()) <= {-1.0, 1.0}
+    se = 4 / math.sqrt(200_000)
+    assert torch.allclose(draws.mean(0), v / R, atol=se)
+    assert torch.allclose(draws.var(0), 1 - v ** 2 / R ** 2, atol=se)
+
+
+@pytest.mark.parametrize("v,R", [(torch.tensor([0.5, 1.5]), 1.0), (torch.tensor([0.1]), 0.0),
+                                 (torch.tensor([0.1]), -1.0), (torch.tensor([float("nan")]), 1.0)])
+def test_unbiased_sign_rejects_bad_input(v, R):
+    with pytest.raises(ValueError):
+        unbiased_sign(v, R, torch.Generator().manual_seed(0))
+
+
+def test_majority_vote_ties():
+    votes = torch.tensor([[1.0, 1.0, -1.0], [-1.0, 1.0, -1.0]])  # 2 nodes: tie, +, -
+    assert torch.equal(majority_vote(votes, "zero"), torch.tensor([0.0, 1.0, -1.0]))
+    with pytest.raises(ValueError, match="even"):
+        majority_vote(votes, None)
+    with pytest.raises(ValueError):
+        majority_vote(votes, "coin")
+    tied = torch.tensor([[1.0] * 4000, [-1.0] * 4000])
+    r1 = majority_vote(tied, "random", torch.Generator().manual_seed(5))
+    r2 = majority_vote(tied, "random", torch.Generator().manual_seed(5))
+    assert torch.equal(r1, r2) and set(r1.unique().tolist()) == {-1.0, 1.0}
+    assert abs(float(r1.mean())) < 0.1  # a fair coin
+    odd = torch.tensor([[1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]])
+    assert torch.equal(majority_vote(odd, None), torch.tensor([1.0, -1.0]))
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 9, 64, 100])
+def test_pack_unpack_round_trip(d):
+    g = torch.Generator().manual_seed(d)
+    signs = torch.where(torch.rand(3, d, generator=g) < 0.5, 1.0, -1.0)
+    packed = pack_signs(signs)
+    assert packed.dtype == torch.uint8 and packed.shape == (3, (d + 7) // 8)
+    assert torch.equal(unpack_signs(packed, d), signs)
+    ref = np.packbits(signs.numpy() > 0, axis=-1)  # same bit order as numpy (MSB first)
+    assert np.array_equal(packed.numpy(), ref)
+
+
+def test_pack_rejects_zero_and_wrong_dtype():
+    with pytest.raises(ValueError):
+        pack_signs(torch.tensor([1.0, 0.0, -1.0]))
+    with pytest.raises(ValueError):
+        unpack_signs(torch.tensor([3], dtype=torch.int32), 8)
+
+
+def test_aggregation_rules():
+    g = torch.Generator().manual_seed(2)
+    v = torch.rand(3, 50, generator=g, dtype=torch.float64) * 2 - 1
+    assert torch.equal(aggregate(v, "avg_sign"), torch.sign(v.mean(0)))
+    assert torch.equal(aggregate(v, "sign_mv", tie=None), torch.sign(torch.sign(v).sum(0)))
+    # uu: E u = mean_j v_j / G (unbiased up and down): Monte Carlo over a batch axis
+    vb = v.expand(40_000, -1, -1)
+    u = aggregate(vb, "uu", G=1.0, generator=g, node_dim=1)
+    assert torch.allclose(u.mean(0), v.mean(0), atol=4 / math.sqrt(40_000))
+    assert payload_bits("mv", 100) == (100, 100) and payload_bits("avg_sign", 100) == (3200, 3200)
+    with pytest.raises(ValueError):
+        aggregate(v, "mv")  # S_G needs G
+    with pytest.raises(ValueError):
+        aggregate(v, "median")
+
+
+# --------------------------------------------------------------------------- objective, schedules, simulator
+
+def test_objective_gradients_and_stationary_point():
+    obj = PeriodicObjective.make(16, 5, sigma=1.0, heterogeneity=0.6, seed=0)
+    x = torch.randn(4, 16, dtype=torch.float64)
+    node = obj.node_gradients(x, torch.zeros(4, 5, 16, dtype=torch.float64))
+    assert torch.allclose(node.mean(1), obj.true_gradient(x), atol=1e-14)
+    assert torch.allclose(obj.true_gradient(torch.zeros(1, 16, dtype=torch.float64)), torch.zeros(1, 16, dtype=torch.float64), atol=1e-15)
+    noisy = obj.node_gradients(x, torch.ones(4, 5, 16, dtype=torch.float64))
+    assert float(noisy.abs().max()) <= obj.G
+    with pytest.raises(ValueError):
+        PeriodicObjective(torch.tensor([[float("nan")]]))
+
+
+def test_theorem_schedules_exponents():
+    for method, p_eta, p_beta in [("lion", -0.75, -0.5), ("lion_vr", -2 / 3, -2 / 3), ("uu_vr", -0.5, -0.5)]:
+        s1, s2 = theorem_schedule(method, 1000, 64), theorem_schedule(method, 8000, 64)
+        assert math.log(s2.eta / s1.eta, 8) == pytest.approx(p_eta)
+        assert math.log(s2.beta2 / s1.beta2, 8) == pytest.approx(p_beta)
+    assert theorem_schedule("lion_vr", 1000, 64).batch0 == 10
+    assert theorem_schedule("mv", 100, 64, 9, c_eta=0.25, mv_eta="n").eta == pytest.approx(0.25 / 3)
+    with pytest.raises(ValueError):
+        theorem_schedule("adam", 100, 4)
+
+
+def test_simulator_is_deterministic_and_seed_dependent():
+    obj = PeriodicObjective.make(8, 3, sigma=1.0, seed=1)
+    a = simulate("uu_vr", obj, [50, 100], 2, seed=4, x0=1.0)
+    b = simulate("uu_vr", obj, [50, 100], 2, seed=4, x0=1.0)
+    c = simulate("uu_vr", obj, [50, 100], 2, seed=5, x0=1.0)
+    assert np.array_equal(a.l1, b.l1) and not np.array_equal(a.l1, c.l1)
+    assert a.l1.shape == (2, 2)
+
+
+def test_simulator_rows_are_independent_runs():
+    """Batched horizons: the T = 64 rows equal a separate T = 64 run's metric up to the random stream,
+    and with sigma = 0 (no randomness) exactly."""
+    obj = PeriodicObjective.make(8, 1, sigma=0.0)
+    both = simulate("lion", obj, [64, 256], 1, x0=1.0, c_eta=4.0)
+    alone = simulate("lion", obj, [64], 1, x0=1.0, c_eta=4.0)
+    assert both.l1[0, 0] == pytest.approx(alone.l1[0, 0], rel=1e-12)
+
+
+def test_simulator_vr_beats_plain_lion_rate():
+    obj = PeriodicObjective.make(16, 1, sigma=1.0)
+    H = [128, 256, 512, 1024]
+    lion = simulate("lion", obj, H, 8, x0=0.0, c_eta=0.5)
+    vr = simulate("lion_vr", obj, H, 8, x0=0.0, c_eta=0.5)
+    assert lion.slope() < -0.15 and vr.slope() < lion.slope()
+
+
+def test_simulate_rejects_bad_input():
+    obj = PeriodicObjective.make(4, 1)
+    with pytest.raises(ValueError):
+        simulate("adam", obj, [10])
+    with pytest.raises(ValueError):
+        simulate("lion", obj, [0])
+    with pytest.raises(ValueError):
+        simulate("lion", obj, [10], x0=float("nan"))
+
+
+def test_fit_loglog_slope():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    slope, intercept = fit_loglog_slope(x, 3.0 * x ** -0.25)
+    assert slope == pytest.approx(-0.25) and intercept == pytest.approx(math.log(3.0))
+    with pytest.raises(ValueError):
+        fit_loglog_slope([1.0, 2.0], [1.0, 0.0])
+
+
+# --------------------------------------------------------------------------- digits, presets
+
+def test_digits_training_is_deterministic_and_learns():
+    data = DigitsData.load()
+    for method in ("lion", "lion_vr", "mv"):
+        r1 = train_digits(method, data, 40, eval_every=20, n_workers=3, seed=1)
+        r2 = train_digits(method, data, 40, eval_every=20, n_workers=3, seed=1)
+        assert r1.test_accuracy == r2.test_accuracy
+        assert r1.train_loss[-1] < r1.train_loss[0] - 0.2 and r1.final_accuracy > r1.test_accuracy[0] + 0.1
+    assert r1.bits_per_worker[-1] == 40 * 2 * 4810  # 1 bit per coordinate each way, 4810 parameters
+    with pytest.raises(ValueError):
+        train_digits("rmsprop", data, 5)
+
+
+def test_presets_define_every_scale():
+    assert set(PRESETS) == {"smoke", "book", "full"}
+    for p in PRESETS.values():
+        assert all(T >= 1 for T in p["horizons"]) and all(n % 2 == 1 for n in p["n_mv"])
