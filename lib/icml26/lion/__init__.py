@@ -20,7 +20,7 @@ from .compression import (AGGREGATION_RULES, aggregate, downlink, majority_vote,
 from .digits import (DISTRIBUTED_METHODS, SINGLE_NODE_METHODS, DigitsData, DigitsRun, label_skew_shards,
                      train_digits)
 from .distributed import DistributedResult, WorkerConfig, lion_worker, run_distributed
-from .experiments import (REGIMES, ExperimentSet, d_scaling_experiment, digits_experiment, mv_plateau_experiment,
+from .experiments import (REGIMES, ExperimentSet, d_scaling_experiment, distributed_demo, digits_experiment, mv_plateau_experiment,
                           rate_experiment, run_all, slopes, speedup_experiment, summarize)
 from .objectives import PeriodicObjective, node_phases
 from .optim import Lion, LionVR, Signum, paper_betas_to_std, std_betas_to_paper
@@ -31,7 +31,7 @@ from .simulator import RandomStream, SimResult, fit_loglog_slope, lion_loop, sim
 __all__ = [
     "AGGREGATION_RULES", "DISTRIBUTED_METHODS", "DigitsData", "DigitsRun", "DistributedResult", "ExperimentSet",
     "Lion", "LionVR", "METHODS", "PRESETS", "PeriodicObjective", "REGIMES", "RandomStream", "SINGLE_NODE_METHODS",
-    "Schedule", "SimResult", "Signum", "WorkerConfig", "aggregate", "d_scaling_experiment", "digits_experiment",
+    "Schedule", "SimResult", "Signum", "WorkerConfig", "aggregate", "d_scaling_experiment", "digits_experiment", "distributed_demo",
     "downlink", "fit_loglog_slope", "label_skew_shards", "lion_loop", "lion_worker", "majority_vote",
     "mv_plateau_experiment", "node_phases", "pack_signs", "paper_betas_to_std", "payload_bits", "rate_experiment",
     "run_all", "run_distributed", "simulate", "slopes", "speedup_experiment", "std_betas_to_paper", "summarize",

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .digits import DigitsData, DigitsRun, train_digits
+from .distributed import run_distributed
 from .objectives import PeriodicObjective
 from .simulator import SimResult, fit_loglog_slope, simulate
 
@@ -78,6 +79,29 @@ def digits_experiment(p: Mapping[str, Any], methods: tuple[str, ...] | None = No
             for m in methods}
 
 
+DEMO_METHODS = ("dist", "dist_vr", "mv", "uu", "uu_vr", "sign_mv")
+
+
+def distributed_demo(p: Mapping[str, Any], methods: tuple[str, ...] = DEMO_METHODS, regime: str = "b") -> dict[str, dict]:
+    """Run the real multi-process implementation (one gloo process per node) at p['distributed_demo']
+    sizes and compare its iterates with the simulator fed the same random stream.
+
+    Returns per method: max |x_mp - x_sim| over all iterates, bytes up/down per worker per step, the
+    float32 all-reduce bytes for comparison, whether all ranks agree, and the wall time of the spawn."""
+    q = p["distributed_demo"]
+    obj = _objective(q["d"], q["n_workers"], p)
+    kw = dict(seed=p["seed"], c_beta=p["c_beta"], **REGIMES[regime])
+    mp_runs = run_distributed(obj, methods, q["T"], **kw)
+    out = {}
+    for m in methods:
+        sim = simulate(m, obj, [q["T"]], 1, record_iterates=True, **kw)
+        r = mp_runs[m]
+        out[m] = dict(max_abs_diff=float(np.abs(r.iterates - sim.iterates[:, 0, 0]).max()), bytes_up=r.bytes_up,
+                      bytes_down=r.bytes_down, fp32_allreduce_bytes=r.fp32_allreduce_bytes,
+                      ranks_agree=r.ranks_agree, wall_s=r.wall_s)
+    return out
+
+
 @dataclass
 class ExperimentSet:
     """All experiments of one preset, with the wall time of each (seconds)."""
@@ -87,11 +111,13 @@ class ExperimentSet:
     mv_plateau: dict[int, float] = field(default_factory=dict)
     d_scaling: dict[int, float] = field(default_factory=dict)
     digits: dict[str, list[DigitsRun]] = field(default_factory=dict)
+    distributed: dict[str, dict] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def run_all(p: Mapping[str, Any]) -> ExperimentSet:
-    """Every experiment of the chapter at preset ``p`` (what the notebook runs), timed."""
+def run_all(p: Mapping[str, Any], with_distributed: bool = True) -> ExperimentSet:
+    """Every experiment of the chapter at preset ``p`` (what the notebook runs), timed; the
+    multi-process demo (spawns processes) can be left out with ``with_distributed=False``."""
     out = ExperimentSet()
 
     def timed(name: str, fn, *args):
@@ -106,6 +132,8 @@ def run_all(p: Mapping[str, Any]) -> ExperimentSet:
     out.mv_plateau = timed("mv_plateau", mv_plateau_experiment, p)
     out.d_scaling = timed("d_scaling", d_scaling_experiment, p)
     out.digits = timed("digits", digits_experiment, p)
+    if with_distributed:
+        out.distributed = timed("distributed_demo", distributed_demo, p)
     return out
 
 
@@ -121,5 +149,6 @@ def summarize(exp: ExperimentSet) -> dict[str, Any]:
         "mv_plateau_ratio_first_last": exp.mv_plateau[n_mv[0]] / exp.mv_plateau[n_mv[-1]] if n_mv else None,
         "d_scaling_max_over_min": max(ds) / min(ds) if ds else None,
         "digits_final_accuracy": {m: float(np.mean([r.final_accuracy for r in runs])) for m, runs in exp.digits.items()},
+        "distributed_max_abs_diff": max((r["max_abs_diff"] for r in exp.distributed.values()), default=None),
         "seconds": dict(exp.seconds),
     }
