@@ -1,7 +1,8 @@
 """Sizes of the lion chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
-Measured on 2 CPU cores (one torch thread) for :func:`icml26.lion.experiments.run_all`: see the
-docstring numbers below; the notebook adds its sympy block, figures and the multi-process demo.
+Wall times of :func:`icml26.lion.experiments.run_all` measured on the 2-core dev machine, one torch
+thread, machine otherwise idle (about 3x longer when other jobs share the cores); the notebook adds
+its sympy block and figures.
 """
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ _COMMON: dict[str, Any] = dict(
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # run_all ~ 20 s
+    # run_all ~ 14 s of simulations + digits, + ~6 s for the 3-process distributed demo (spawn dominated)
     "smoke": dict(_COMMON, d=64, horizons=(256, 512, 1024, 2048), n_seeds=8, regimes=("a", "b"), n_rate=8,
                   n_grid=(1, 4, 16), T_speedup=1024, n_mv=(3, 15), T_mv=1000,
                   d_grid=(16, 64, 256), T_dscale=1024,
                   digits_steps=200, digits_workers=4, digits_seeds=(0,), digits_eval_every=50,
                   distributed_demo=dict(d=32, n_workers=3, T=50)),
-    # run_all ~ 2.5 min
+    # run_all ~ 75 s of simulations + digits (rates 50 s, MV plateau 11 s, digits 11 s), + the demo
     "book": dict(_COMMON, d=64, horizons=(256, 512, 1024, 2048, 4096, 8192), n_seeds=8, regimes=("a", "b"), n_rate=8,
                  n_grid=(1, 2, 4, 8, 16), T_speedup=2048, n_mv=(3, 7, 15, 31, 63), T_mv=3000,
                  d_grid=(16, 64, 256), T_dscale=2048,
