@@ -35,5 +35,5 @@ __all__ = [
     "downlink", "fit_loglog_slope", "label_skew_shards", "lion_loop", "lion_worker", "majority_vote",
     "mv_plateau_experiment", "node_phases", "pack_signs", "paper_betas_to_std", "payload_bits", "rate_experiment",
     "run_all", "run_distributed", "simulate", "slopes", "speedup_experiment", "std_betas_to_paper", "summarize",
-    "theorem_schedule", "unbiased_sign", "unpack_signs", "uplink",
+    "theorem_schedule", "train_digits", "unbiased_sign", "unpack_signs", "uplink",
 ]
