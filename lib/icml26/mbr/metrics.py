@@ -1,0 +1,323 @@
+"""Utilities for MBR: sentence BLEU, chrF (beta = 2), chrF1 (beta = 1) and a BERTScore-like SoftF1.
+
+All pairwise scores come from **symmetric match statistics** (brief §3.1): clipped n-gram matches
+``m_n(h, r) = sum_g min(c_h(g), c_r(g)) = m_n(r, h)``, so one pass gives both directions
+``U_fwd[i, j] = u(hyp=h_i, ref=r_j)`` and ``U_rev[i, j] = u(hyp=r_j, ref=h_i)``; only the length
+normalisers differ. The n-gram counts are sparse matrices whose n-gram ids are *group specific*
+(a group = one source sentence), so one sparse product per order and count layer yields every
+within-group pair at once, using ``min(a, b) = sum_{k >= 1} [a >= k][b >= k]``.
+
+BLEU and chrF reproduce ``sacrebleu.sentence_bleu(hyp, [ref])`` (13a tokenisation, ``exp`` smoothing,
+effective order) and ``sacrebleu.sentence_chrf(hyp, [ref])`` (character 6-grams, whitespace removed,
+precision/recall averaged over the effective orders, beta = 2) to floating-point rounding; the unit
+tests compare them with sacrebleu on random pairs. SoftF1 is our stand-in for BERTScore: greedy
+cosine matching of token embeddings in which synonyms share a vector (symmetric, semantic).
+"""
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+import scipy.sparse as sp
+
+UTILITIES: tuple[str, ...] = ("bleu", "chrf", "chrf1", "softf1")
+"""Utility names understood by :func:`utility_tensors` and :func:`mbr_decode`."""
+
+CHAR_ORDER = 6
+WORD_ORDER = 4
+_EPS = 1e-16
+
+
+def check_utility(name: str) -> str:
+    if name not in UTILITIES:
+        raise ValueError(f"unknown utility {name!r}; valid utilities are {list(UTILITIES)}")
+    return name
+
+
+@lru_cache(maxsize=1)
+def _tokenizer_13a():
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    return Tokenizer13a()
+
+
+_PLAIN = re.compile(r"[a-z0-9 ]*")
+
+
+def bleu_tokens(sentence: str) -> list[str]:
+    """sacrebleu's default BLEU tokenisation (13a), split into tokens (fast path: lowercase
+    alphanumeric words separated by spaces, which 13a leaves unchanged)."""
+    if _PLAIN.fullmatch(sentence):
+        return sentence.split()
+    return _tokenizer_13a()(sentence.rstrip()).split()
+
+
+# ----------------------------------------------------------------------------- sparse n-gram counts
+
+def _chained_ids(symbols: np.ndarray, seg: np.ndarray, seg_len: np.ndarray, pos: np.ndarray,
+                 group: np.ndarray, max_order: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For n = 1..max_order: (segment index, group-specific n-gram id) of every n-gram occurrence.
+
+    ``symbols`` is the concatenation of all segments (integers); n-gram ids are built by chaining
+    ``id_n[i] = rank(id_{n-1}[i], symbols[i + n - 1])`` so any alphabet size works."""
+    out = []
+    n_sym = int(symbols.max(initial=0)) + 1
+    ids = np.unique(group[seg].astype(np.int64) * n_sym + symbols, return_inverse=True)[1]
+    for n in range(1, max_order + 1):
+        if n > 1:
+            # symbols[i + n - 1] for start position i (masked below where the n-gram leaves the segment)
+            shifted = np.zeros_like(symbols)
+            shifted[: len(symbols) - (n - 1)] = symbols[n - 1:]
+            ids = np.unique(ids.astype(np.int64) * n_sym + shifted, return_inverse=True)[1]
+        valid = pos + n <= seg_len[seg]
+        out.append((seg[valid], ids[valid]))
+    return out
+
+
+def _count_matrices(pairs: list[tuple[np.ndarray, np.ndarray]], n_rows: int) -> list[sp.csr_matrix]:
+    mats = []
+    for seg, ids in pairs:
+        n_cols = int(ids.max(initial=-1)) + 1
+        key, counts = np.unique(seg.astype(np.int64) * max(n_cols, 1) + ids, return_counts=True)
+        rows, cols = np.divmod(key, max(n_cols, 1))
+        mats.append(sp.csr_matrix((counts.astype(np.float64), (rows, cols)), shape=(n_rows, max(n_cols, 1))))
+    return mats
+
+
+class NgramStats:
+    """Character (1..6, whitespace removed) and word (1..4, 13a tokens) n-gram counts of a flat list of
+    sentences, with n-gram ids specific to each sentence's group."""
+
+    def __init__(self, sentences: Sequence[str], groups: Sequence[int] | np.ndarray):
+        groups = np.asarray(groups, dtype=np.int64)
+        n = len(sentences)
+        if len(groups) != n:
+            raise ValueError("one group id per sentence is needed")
+        # characters (sacrebleu chrF: ''.join(line.split()))
+        chars = ["".join(s.split()) for s in sentences]
+        self.char_len = np.fromiter((len(c) for c in chars), dtype=np.int64, count=n)
+        joined = "".join(chars)
+        codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        _, symbols = np.unique(codes, return_inverse=True) if len(codes) else (None, codes)
+        seg = np.repeat(np.arange(n), self.char_len)
+        starts = np.concatenate([[0], np.cumsum(self.char_len)[:-1]]) if n else np.zeros(0, np.int64)
+        pos = np.arange(len(codes)) - np.repeat(starts, self.char_len)
+        self.char = _count_matrices(_chained_ids(symbols.astype(np.int64), seg, self.char_len, pos, groups, CHAR_ORDER), n)
+        # words (sacrebleu BLEU: 13a tokens)
+        toks = [bleu_tokens(s) for s in sentences]
+        self.word_len = np.fromiter((len(t) for t in toks), dtype=np.int64, count=n)
+        vocab: dict[str, int] = {}
+        flat = np.fromiter((vocab.setdefault(t, len(vocab)) for ts in toks for t in ts), dtype=np.int64,
+                           count=int(self.word_len.sum()))
+        seg = np.repeat(np.arange(n), self.word_len)
+        starts = np.concatenate([[0], np.cumsum(self.word_len)[:-1]]) if n else np.zeros(0, np.int64)
+        pos = np.arange(len(flat)) - np.repeat(starts, self.word_len)
+        self.word = _count_matrices(_chained_ids(flat, seg, self.word_len, pos, groups, WORD_ORDER), n)
+        self.tokens = [s.split() for s in sentences]
+
+
+def _clipped_matches(A: sp.csr_matrix, B: sp.csr_matrix) -> sp.coo_matrix:
+    """sum_g min(A[i, g], B[j, g]) for all rows i of A, j of B (sparse; zero across groups)."""
+    kmax = int(max(A.data.max(initial=0), B.data.max(initial=0)))
+    total = None
+    for k in range(1, kmax + 1):
+        Ak = A.copy(); Ak.data = (Ak.data >= k).astype(np.float64); Ak.eliminate_zeros()
+        Bk = B.copy(); Bk.data = (Bk.data >= k).astype(np.float64); Bk.eliminate_zeros()
+        prod = Ak @ Bk.T
+        total = prod if total is None else total + prod
+    return (total if total is not None else sp.csr_matrix((A.shape[0], B.shape[0]))).tocoo()
+
+
+def _blocks(coo: sp.coo_matrix, S: int, N: int, K: int) -> np.ndarray:
+    out = np.zeros((S, N, K))
+    s, i = np.divmod(coo.row, N)
+    s2, j = np.divmod(coo.col, K)
+    if not np.array_equal(s, s2):  # n-gram ids are group specific, so this cannot happen
+        raise RuntimeError("cross-group n-gram match: group ids were mixed up")
+    out[s, i, j] = coo.data
+    return out
+
+
+# ----------------------------------------------------------------------------- scores from statistics
+
+def chrf_from_stats(m: np.ndarray, nh: np.ndarray, nr: np.ndarray, beta: float = 2.0) -> np.ndarray:
+    """sacrebleu ``CHRF._compute_f_score`` vectorised: ``m, nh, nr`` have shape (orders, ...)."""
+    factor = beta ** 2
+    avg_p = np.zeros(m.shape[1:]); avg_r = np.zeros(m.shape[1:]); eff = np.zeros(m.shape[1:])
+    for n in range(m.shape[0]):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = np.where(nh[n] > 0, m[n] / np.maximum(nh[n], 1), _EPS)
+            rec = np.where(nr[n] > 0, m[n] / np.maximum(nr[n], 1), _EPS)
+        e = (nh[n] > 0) & (nr[n] > 0)
+        avg_p = avg_p + np.where(e, prec, 0.0)
+        avg_r = avg_r + np.where(e, rec, 0.0)
+        eff = eff + e
+    with np.errstate(divide="ignore", invalid="ignore"):
+        avg_p = np.where(eff > 0, avg_p / np.maximum(eff, 1), 0.0)
+        avg_r = np.where(eff > 0, avg_r / np.maximum(eff, 1), 0.0)
+        score = (1 + factor) * avg_p * avg_r
+        score = score / ((factor * avg_p) + avg_r)
+    return np.where(avg_p + avg_r != 0, 100 * score, 0.0)
+
+
+def bleu_from_stats(m: np.ndarray, sys_len: np.ndarray, ref_len: np.ndarray) -> np.ndarray:
+    """sacrebleu ``BLEU.compute_bleu`` (exp smoothing, effective order) vectorised; m: (4, ...)."""
+    sys_len = np.broadcast_to(sys_len, m.shape[1:]).astype(float)
+    ref_len = np.broadcast_to(ref_len, m.shape[1:]).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        bp = np.where(sys_len < ref_len, np.where(sys_len > 0, np.exp(1 - ref_len / np.maximum(sys_len, 1)), 0.0), 1.0)
+    smooth = np.ones(m.shape[1:])
+    log_sum = np.zeros(m.shape[1:])
+    eff = np.zeros(m.shape[1:])
+    alive = np.ones(m.shape[1:], dtype=bool)
+    for n in range(1, m.shape[0] + 1):
+        total = np.maximum(sys_len - n + 1, 0)
+        alive = alive & (total > 0)
+        zero = m[n - 1] == 0
+        smooth = np.where(alive & zero, smooth * 2, smooth)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            prec = np.where(zero, 100.0 / (smooth * np.maximum(total, 1)), 100.0 * m[n - 1] / np.maximum(total, 1))
+        log_sum = np.where(alive, log_sum + np.log(np.where(alive, prec, 1.0)), log_sum)
+        eff = np.where(alive, n, eff)
+    eff = np.where(eff == 0, m.shape[0], eff)  # sacrebleu keeps eff_order = 4 when total[0] == 0
+    score = bp * np.exp(log_sum / eff)
+    return np.where(m.sum(axis=0) > 0, score, 0.0)
+
+
+# ----------------------------------------------------------------------------- SoftF1 (BERTScore-like)
+
+class ConceptEmbedder:
+    """Token -> unit vector; tokens of the same concept (synonyms) share a vector.
+
+    Unknown tokens get their own vector from a stable hash, so any string can be scored."""
+
+    def __init__(self, concept: Mapping[str, int] | None = None, dim: int = 32, seed: int = 0):
+        if dim < 2:
+            raise ValueError(f"dim must be at least 2, got {dim}")
+        self.dim, self.seed = dim, seed
+        self.concept = dict(concept or {})
+        n = max(self.concept.values(), default=-1) + 1
+        table = np.random.default_rng([seed, 31337]).standard_normal((n, dim))
+        self.table = table / np.linalg.norm(table, axis=1, keepdims=True)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def vector(self, token: str) -> np.ndarray:
+        if token in self.concept:
+            return self.table[self.concept[token]]
+        v = self._cache.get(token)
+        if v is None:
+            v = np.random.default_rng([self.seed, zlib.crc32(token.encode())]).standard_normal(self.dim)
+            v = self._cache[token] = v / np.linalg.norm(v)
+        return v
+
+    def embed(self, sentences: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Padded embeddings (n, L, d) and a validity mask (n, L)."""
+        L = max((len(t) for t in sentences), default=1) or 1
+        E = np.zeros((len(sentences), L, self.dim)); mask = np.zeros((len(sentences), L), dtype=bool)
+        for i, toks in enumerate(sentences):
+            for j, t in enumerate(toks):
+                E[i, j] = self.vector(t)
+            mask[i, : len(toks)] = True
+        return E, mask
+
+
+def _softf1_group(Eh, mh, Er, mr) -> np.ndarray:
+    (N, Lh, d), (K, Lr, _) = Eh.shape, Er.shape
+    sim = (Eh.reshape(N * Lh, d) @ Er.reshape(K * Lr, d).T).reshape(N, Lh, K, Lr).transpose(0, 2, 1, 3)
+    neg = -np.inf
+    s_h = np.where(mr[None, :, None, :], sim, neg).max(axis=3)  # (N, K, Lh): best ref token per hyp token
+    s_r = np.where(mh[:, None, :, None], sim, neg).max(axis=2)  # (N, K, Lr)
+    P = np.where(mh[:, None, :], s_h, 0.0).sum(-1) / np.maximum(mh.sum(-1), 1)[:, None]
+    R = np.where(mr[None, :, :], s_r, 0.0).sum(-1) / np.maximum(mr.sum(-1), 1)[None, :]
+    return P, R
+
+
+def _f1(P, R):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(P + R > 0, 100 * (2 * (P * R)) / (P + R), 0.0)
+
+
+# ----------------------------------------------------------------------------- public API
+
+def utility_tensors(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]],
+                    utilities: Sequence[str] = ("chrf",), embedder: ConceptEmbedder | None = None
+                    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Both directions of every utility for S groups at once.
+
+    ``hyps[s]`` are the N candidates and ``refs[s]`` the K (pseudo-)references of source s. Returns
+    ``{utility: (U_fwd, U_rev)}`` with arrays (S, N, K): ``U_fwd[s, i, j] = u(hyp=h_i, ref=r_j)`` and
+    ``U_rev[s, i, j] = u(hyp=r_j, ref=h_i)``, from one pass of match statistics (brief §3.1)."""
+    utilities = [check_utility(u) for u in utilities]
+    S = len(hyps)
+    if S == 0 or len(refs) != S:
+        raise ValueError(f"need the same positive number of hypothesis and reference groups, got {S} and {len(refs)}")
+    N, K = len(hyps[0]), len(refs[0])
+    if N == 0 or K == 0:
+        raise ValueError("empty hypothesis or reference list")
+    if any(len(h) != N for h in hyps) or any(len(r) != K for r in refs):
+        raise ValueError("every group must have the same number of hypotheses (and of references)")
+    flat_h = [h for g in hyps for h in g]
+    flat_r = [r for g in refs for r in g]
+    if not all(isinstance(x, str) for x in flat_h + flat_r):
+        raise ValueError("hypotheses and references must be strings")
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    surface = [u for u in utilities if u != "softf1"]
+    if surface:
+        groups = np.concatenate([np.repeat(np.arange(S), N), np.repeat(np.arange(S), K)])
+        st = NgramStats(flat_h + flat_r, groups)
+        nH = S * N
+        hrow, rrow = slice(0, nH), slice(nH, None)
+        if {"chrf", "chrf1"} & set(surface):
+            m = np.stack([_blocks(_clipped_matches(C[hrow], C[rrow]), S, N, K) for C in st.char])
+            lh = st.char_len[hrow].reshape(S, N, 1); lr = st.char_len[rrow].reshape(S, 1, K)
+            nh = np.stack([np.broadcast_to(np.maximum(lh - n + 1, 0), (S, N, K)) for n in range(1, CHAR_ORDER + 1)])
+            nr = np.stack([np.broadcast_to(np.maximum(lr - n + 1, 0), (S, N, K)) for n in range(1, CHAR_ORDER + 1)])
+            for name, beta in (("chrf", 2.0), ("chrf1", 1.0)):
+                if name in surface:
+                    out[name] = (chrf_from_stats(m, nh, nr, beta), chrf_from_stats(m, nr, nh, beta))
+        if "bleu" in surface:
+            m = np.stack([_blocks(_clipped_matches(C[hrow], C[rrow]), S, N, K) for C in st.word])
+            lh = st.word_len[hrow].reshape(S, N, 1); lr = st.word_len[rrow].reshape(S, 1, K)
+            out["bleu"] = (bleu_from_stats(m, lh, lr), bleu_from_stats(m, lr, lh))
+    if "softf1" in utilities:
+        emb = embedder or ConceptEmbedder()
+        Eh, mh = emb.embed([h.split() for h in flat_h]); Er, mr = emb.embed([r.split() for r in flat_r])
+        fwd = np.zeros((S, N, K)); rev = np.zeros((S, N, K))
+        for s in range(S):
+            P, R = _softf1_group(Eh[s * N:(s + 1) * N], mh[s * N:(s + 1) * N], Er[s * K:(s + 1) * K], mr[s * K:(s + 1) * K])
+            fwd[s], rev[s] = _f1(P, R), _f1(R, P)
+        out["softf1"] = (fwd, rev)
+    return {u: out[u] for u in utilities}
+
+
+def utility_matrix(hyps: Sequence[str], refs: Sequence[str], utility: str = "chrf",
+                   embedder: ConceptEmbedder | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(U_fwd, U_rev), each (N, K), for one source: ``U_fwd[i, j] = u(h_i, r_j)``, ``U_rev[i, j] = u(r_j, h_i)``."""
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise ValueError("hyps and refs must be lists of strings, not a single string")
+    if len(hyps) == 0:
+        raise ValueError("empty hypothesis list")
+    if len(refs) == 0:
+        raise ValueError("empty reference list")
+    fwd, rev = utility_tensors([list(hyps)], [list(refs)], (utility,), embedder)[utility]
+    return fwd[0], rev[0]
+
+
+def sentence_score(hyp: str, ref: str, utility: str = "chrf", embedder: ConceptEmbedder | None = None) -> float:
+    """u(hyp, ref) for one pair (same semantics as the matrices)."""
+    return float(utility_matrix([hyp], [ref], utility, embedder)[0][0, 0])
+
+
+def bleu_ratio(h_len: int, r_len: int) -> float:
+    """§3.1 (our derivation): BLEU(r, h) / BLEU(h, r) without smoothing, all n-gram matches non-zero,
+    both lengths >= 4: ``BP(|r|,|h|)/BP(|h|,|r|) * prod_n ((|h|-n+1)/(|r|-n+1))^(1/4)``."""
+    def bp(sys, ref):
+        return 1.0 if sys >= ref else math.exp(1 - ref / sys)
+    prod = 1.0
+    for n in range(1, 5):
+        prod *= (h_len - n + 1) / (r_len - n + 1)
+    return bp(r_len, h_len) / bp(h_len, r_len) * prod ** 0.25

@@ -1,0 +1,142 @@
+"""A tiny seq2seq transformer for the ``full`` scale (brief §5.2 ``seq2seq`` model; stand-in for an NMT
+model / LLM sampler). Trained on (source, p*-reference) pairs of a SynTrans task; candidates are drawn
+by ancestral or epsilon sampling, and ``lbar`` is the model's length-normalised log-probability.
+torch is imported lazily so the smoke/book scales never load it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .syntrans import SynTrans, source_text
+
+PAD, BOS, EOS = 0, 1, 2
+
+
+@dataclass
+class Seq2SeqConfig:
+    d_model: int = 96
+    heads: int = 4
+    layers: int = 1
+    steps: int = 2000
+    batch: int = 64
+    lr: float = 3e-3
+    n_train: int = 30000
+    max_len: int = 48
+    epsilon: float = 0.02  # epsilon sampling threshold (0 = ancestral)
+
+
+class Seq2Seq:
+    """Encoder-decoder transformer over SynTrans source ids and target words."""
+
+    def __init__(self, world: SynTrans, cfg: Seq2SeqConfig, seed: int = 0, device: Any = None):
+        import torch
+        from torch import nn
+
+        self.world, self.cfg = world, cfg
+        lex = world.lexicon
+        src_vocab = sorted({w for ws in lex.source.values() for w in ws})
+        self.src_ids = {w: i + 3 for i, w in enumerate(src_vocab)}
+        tgt_vocab = lex.target_vocabulary
+        self.tgt_ids = {w: i + 3 for i, w in enumerate(tgt_vocab)}
+        self.tgt_words = ["<pad>", "<s>", "</s>"] + tgt_vocab
+        self.device = device or torch.device("cpu")
+        torch.manual_seed(seed)
+        d = cfg.d_model
+        self.src_emb = nn.Embedding(len(src_vocab) + 3, d)
+        self.tgt_emb = nn.Embedding(len(self.tgt_words), d)
+        self.pos = nn.Embedding(cfg.max_len + 2, d)
+        self.net = nn.Transformer(d, cfg.heads, cfg.layers, cfg.layers, 4 * d, dropout=0.0, batch_first=True)
+        self.out = nn.Linear(d, len(self.tgt_words))
+        self.modules = nn.ModuleList([self.src_emb, self.tgt_emb, self.pos, self.net, self.out]).to(self.device)
+        self.rng = np.random.default_rng([seed, 4242])
+
+    def _encode_src(self, trees):
+        import torch
+
+        seqs = [[self.src_ids[w] for w in source_text(t).split()] for t in trees]
+        L = max(map(len, seqs))
+        x = torch.zeros(len(seqs), L, dtype=torch.long)
+        for i, s in enumerate(seqs):
+            x[i, : len(s)] = torch.tensor(s)
+        return x.to(self.device)
+
+    def _logits(self, src, tgt_in):
+        import torch
+
+        pos_s = torch.arange(src.shape[1], device=self.device)
+        pos_t = torch.arange(tgt_in.shape[1], device=self.device)
+        T = tgt_in.shape[1]
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=self.device), diagonal=1)
+        h = self.net(self.src_emb(src) + self.pos(pos_s), self.tgt_emb(tgt_in) + self.pos(pos_t), tgt_mask=mask,
+                     src_key_padding_mask=src == PAD, tgt_key_padding_mask=tgt_in == PAD, memory_key_padding_mask=src == PAD)
+        return self.out(h)
+
+    def train(self, progress=None) -> list[float]:
+        """Teacher-forced cross-entropy on fresh (x, y ~ p*) pairs; returns the loss curve."""
+        import torch
+
+        opt = torch.optim.AdamW(self.modules.parameters(), lr=self.cfg.lr)
+        sched = torch.optim.lr_scheduler.OneCycleLR(opt, self.cfg.lr, total_steps=self.cfg.steps)
+        pool = [self.world.sample_source(self.rng) for _ in range(self.cfg.n_train)]
+        losses = []
+        steps = range(self.cfg.steps) if progress is None else progress(range(self.cfg.steps), desc="seq2seq")
+        for _ in steps:
+            trees = [pool[i] for i in self.rng.integers(len(pool), size=self.cfg.batch)]
+            ys = [[self.tgt_ids[w] for w in self.world.sample_reference(t, self.rng).split()][: self.cfg.max_len] for t in trees]
+            L = max(map(len, ys)) + 1
+            tgt = torch.zeros(len(ys), L + 1, dtype=torch.long)
+            for i, y in enumerate(ys):
+                tgt[i, : len(y) + 2] = torch.tensor([BOS] + y + [EOS])
+            tgt = tgt.to(self.device)
+            logits = self._logits(self._encode_src(trees), tgt[:, :-1])
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1),
+                                                     ignore_index=PAD)
+            opt.zero_grad(); loss.backward(); opt.step(); sched.step()
+            losses.append(float(loss.detach()))
+        return losses
+
+    def sample(self, trees, n: int, rng: np.random.Generator) -> tuple[list[list[str]], np.ndarray]:
+        """n samples per source (epsilon sampling with ``cfg.epsilon``; 0 = ancestral) and their
+        length-normalised log-probabilities under the model (of the unmodified distribution)."""
+        import torch
+
+        gen = torch.Generator(device="cpu").manual_seed(int(rng.integers(2 ** 31)))
+        src = self._encode_src(trees).repeat_interleave(n, dim=0)
+        B = src.shape[0]
+        ys = torch.full((B, 1), BOS, dtype=torch.long, device=self.device)
+        logp = torch.zeros(B, device=self.device); length = torch.zeros(B, device=self.device)
+        done = torch.zeros(B, dtype=torch.bool, device=self.device)
+        with torch.no_grad():
+            for _ in range(self.cfg.max_len + 1):
+                lp = torch.log_softmax(self._logits(src, ys)[:, -1], -1)
+                lp[:, PAD] = -float("inf"); lp[:, BOS] = -float("inf")
+                probs = lp.exp()
+                if self.cfg.epsilon > 0:
+                    probs = torch.where(probs >= self.cfg.epsilon, probs, torch.zeros_like(probs))
+                nxt = torch.multinomial((probs / probs.sum(-1, keepdim=True)).cpu(), 1, generator=gen).squeeze(1).to(self.device)
+                nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
+                logp = logp + torch.where(done, torch.zeros_like(logp), lp.gather(1, nxt[:, None]).squeeze(1))
+                length = length + (~done).float()
+                done = done | (nxt == EOS)
+                ys = torch.cat([ys, nxt[:, None]], 1)
+                if bool(done.all()):
+                    break
+        words = [[self.tgt_words[t] for t in row[1:].tolist() if t > EOS] for row in ys]
+        texts = [" ".join(w) if w else self.tgt_words[3] for w in words]
+        lbar = (logp / length.clamp(min=1)).cpu().numpy()
+        return [texts[i * n:(i + 1) * n] for i in range(len(trees))], lbar.reshape(len(trees), n)
+
+
+def seq2seq_sampler_factory(cfg: Seq2SeqConfig, seed: int = 0, device: Any = None, progress=None):
+    """A ``sampler_factory`` for :func:`icml26.mbr.experiments.run_study`: trains one model per task."""
+    def factory(world: SynTrans):
+        cache = factory.__dict__.setdefault("models", {})
+        if world.name not in cache:
+            model = Seq2Seq(world, cfg, seed=seed, device=device)
+            model.train(progress)
+            cache[world.name] = model
+        return cache[world.name].sample
+    return factory
