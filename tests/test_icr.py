@@ -1,0 +1,166 @@
+"""Unit tests of icml26.icr: ICR estimators and identities, bad input, EDM pieces, metrics."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+import torch
+
+from icml26 import SCALES
+from icml26.icr import (PRESETS, AUG_LEVELS, EDMDenoiser, augment, class_agreement_at_k, decompose_two_view,
+                        decompose_views, edm_sigmas, empirical_optimal_denoiser, extract_views, heun_sample, icr,
+                        icr_from_covariances, icr_multiview, linear_probe, load_digits_split, memorization_ratio,
+                        normalised_traces, perturb, pixel_views, train_edm, training_subset, trace_ratio, views_needed)
+
+
+def gaussian_views(n, v, d, seed=0, scale_s=2.0):
+    """h_iv = s_i + xi_iv with known population covariances."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(d, d)) / np.sqrt(d)
+    sig_s = scale_s * a @ a.T + 0.1 * np.eye(d)
+    b = rng.normal(size=(d, d)) / np.sqrt(d)
+    sig_xi = b @ b.T + 0.2 * np.eye(d)
+    s = rng.multivariate_normal(np.zeros(d), sig_s, size=n)
+    xi = rng.multivariate_normal(np.zeros(d), sig_xi, size=(n, v))
+    return s[:, None, :] + xi, sig_s, sig_xi
+
+
+def test_icr_closed_form_matches_scipy_generalised_eigh():
+    _, ss, sx = gaussian_views(2, 2, 12)
+    value, lam, tau = icr_from_covariances(ss, sx, tau=0.0)
+    ref = sla.eigh(ss, sx, eigvals_only=True)
+    assert tau == 0.0
+    np.testing.assert_allclose(np.sort(lam), np.sort(ref), rtol=1e-10)
+    d = ss.shape[0]
+    assert value == pytest.approx(d / (d + np.trace(np.linalg.solve(sx, ss))), rel=1e-12)
+    assert value == pytest.approx(1 / (1 + ref.mean()), rel=1e-12)
+
+
+def test_icr_is_invariant_to_invertible_linear_maps_and_scaling():
+    views, _, _ = gaussian_views(600, 4, 10, seed=1)
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(10, 10)) + 3 * np.eye(10)
+    base = icr_multiview(views, tau=0.0).icr
+    mapped = icr_multiview(views @ a.T, tau=0.0).icr
+    scaled = icr_multiview(37.0 * views, tau=0.0).icr
+    assert abs(base - mapped) < 1e-10 and abs(base - scaled) < 1e-10
+    two = icr(views[:, 0], views[:, 1], tau=0.0).icr
+    assert abs(two - icr(views[:, 0] @ a.T, views[:, 1] @ a.T, tau=0.0).icr) < 1e-10
+    # the trace-ratio baseline is not invariant
+    s, x = decompose_views(views)
+    s2, x2 = decompose_views(views @ a.T)
+    assert abs(trace_ratio(s, x) - trace_ratio(s2, x2)) > 1e-3
+
+
+def test_estimators_are_consistent_with_the_population_icr():
+    d = 8
+    views, ss, sx = gaussian_views(20000, 8, d, seed=2)
+    pop, _, _ = icr_from_covariances(ss, sx, tau=0.0)
+    assert abs(icr_multiview(views).icr - pop) < 0.01
+    assert abs(icr(views[:, 0], views[:, 1]).icr - pop) < 0.015
+
+
+def test_two_view_equals_v_view_with_two_views_up_to_centring():
+    views, _, _ = gaussian_views(400, 2, 6, seed=4)
+    s2, x2 = decompose_two_view(views[:, 0], views[:, 1])
+    sv, xv = decompose_views(views)
+    np.testing.assert_allclose(s2, sv, atol=0.02)
+    np.testing.assert_allclose(x2, xv, atol=0.02)
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(ValueError, match="same shape"):
+        icr(np.zeros((50, 4)), np.zeros((50, 5)))
+    with pytest.raises(ValueError, match=r"at least d \+ 1 = 33 samples"):
+        icr(np.random.randn(20, 32), np.random.randn(20, 32))
+    with pytest.raises(ValueError, match=r"V >= 5 views"):
+        icr_multiview(np.random.randn(16, 3, 64))
+    with pytest.raises(ValueError, match="NaN"):
+        icr(np.full((50, 4), np.nan), np.zeros((50, 4)))
+    with pytest.raises(ValueError, match="at least 2 views"):
+        icr_multiview(np.random.randn(16, 1, 4))
+    with pytest.raises(ValueError, match="augmentation level"):
+        augment(torch.zeros(2, 1, 8, 8), level=9)
+    with pytest.raises(ValueError, match="sigma"):
+        perturb(torch.zeros(2, 1, 8, 8), -1.0)
+    with pytest.raises(ValueError, match="shape"):
+        train_edm(torch.zeros(4, 8, 8), steps=1)
+    assert views_needed(16, 64) == 17 and views_needed(1000, 64) == 8
+
+
+def test_raw_pixel_icr_is_non_decreasing_in_sigma():
+    split = load_digits_split()
+    views = pixel_views(split.pool_x[:400], 0.0, 8, level=3, seed=0)
+    s, x_aug = decompose_views(views)
+    vals = [icr_from_covariances(s, x_aug + sig ** 2 * np.eye(64), tau=0.0)[0] for sig in np.geomspace(0.01, 5, 15)]
+    assert np.all(np.diff(vals) >= -1e-12)
+
+
+def test_data_split_and_augmentation():
+    split = load_digits_split()
+    assert split.pool_x.shape == (1297, 1, 8, 8) and split.test_x.shape == (500, 1, 8, 8)
+    assert float(split.pool_x.min()) == -1.0 and float(split.pool_x.max()) == 1.0
+    x, y = training_subset(split, 16, seed=0)
+    assert x.shape == (16, 1, 8, 8) and len(y) == 16
+    g = torch.Generator().manual_seed(0)
+    assert torch.equal(augment(x, 0, g), x)
+    xa = augment(x, 3, g)
+    assert xa.shape == x.shape and not torch.equal(xa, x)
+    assert (xa - x).abs().mean() < 0.3  # mild: the digit stays recognisable
+    assert set(AUG_LEVELS) == {0, 1, 2, 3, 4}
+
+
+def test_edm_preconditioning_and_features():
+    net = EDMDenoiser(0.75, (8, 16, 32))
+    x = torch.randn(5, 1, 8, 8)
+    # the output convolution starts at zero: D(x; sigma) = c_skip x
+    sigma = 0.5
+    np.testing.assert_allclose(net(x, sigma).detach(), x * 0.75 ** 2 / (sigma ** 2 + 0.75 ** 2), rtol=1e-5)
+    assert net.features(x, sigma).shape == (5, 32)
+    assert net.features(x, sigma, "enc4").shape == (5, 16)
+    with pytest.raises(ValueError, match="unknown layer"):
+        net.features(x, sigma, "nope")
+
+
+def test_training_runs_and_ema_lags():
+    split = load_digits_split()
+    run = train_edm(split.pool_x[:64], steps=20, channels=(8, 16, 32), batch_size=16, seed=0)
+    assert len(run.losses) == 20 and np.isfinite(run.losses).all()
+    diff = sum(float((a - b).detach().abs().sum()) for a, b in zip(run.net.parameters(), run.ema.parameters()))
+    assert diff > 0
+    again = train_edm(split.pool_x[:64], steps=20, channels=(8, 16, 32), batch_size=16, seed=0)
+    assert again.losses == run.losses  # deterministic
+
+
+def test_sampler_and_optimal_denoiser_memorise():
+    s = edm_sigmas(18)
+    assert len(s) == 19 and s[0] == pytest.approx(80.0) and s[-2] == pytest.approx(0.002) and s[-1] == 0
+    split = load_digits_split()
+    train = split.pool_x[:16]
+    samples = heun_sample(empirical_optimal_denoiser(train), 64, seed=0)
+    assert samples.shape == (64, 1, 8, 8)
+    assert memorization_ratio(samples, train) == 1.0
+    assert memorization_ratio(torch.rand(64, 1, 8, 8) * 2 - 1, train) < 0.1
+
+
+def test_metrics():
+    split = load_digits_split()
+    acc = linear_probe(split.pool_x.reshape(1297, -1), split.pool_y, split.test_x.reshape(500, -1), split.test_y)
+    assert acc > 0.9
+    feats = split.pool_x.reshape(1297, -1)[:300].numpy()
+    agree = class_agreement_at_k(feats, split.pool_y[:300], feats, split.pool_y[:300], k=5, exclude_self=True)
+    assert 0.7 < agree <= 1.0
+    views = np.random.default_rng(0).normal(size=(50, 4, 6))
+    ts, tx = normalised_traces(views)
+    assert abs(ts) < 0.1 * tx  # pure noise: no invariant energy (the unbiased estimate may dip below 0)
+    with pytest.raises(ValueError, match="threshold"):
+        memorization_ratio(split.pool_x[:4], split.pool_x[:4], threshold=2)
+
+
+def test_presets_cover_every_scale():
+    assert set(PRESETS) == set(SCALES)
+    keys = set(PRESETS["smoke"])
+    for scale in SCALES:
+        assert set(PRESETS[scale]) == keys
+        p = PRESETS[scale]
+        assert p["limited_n"][0] == 16
