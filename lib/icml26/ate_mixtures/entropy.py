@@ -1,0 +1,190 @@
+"""Entropy functionals of Section 3 of the brief, computed exactly on {0,1}^n.
+
+* ``Ent_mu[f] = E_mu[phi(f)] - phi(E_mu f)``, ``phi(u) = u log u`` (so ``Ent_mu[nu/mu] = KL(nu||mu)``);
+* the local functional (Definition 1) ``L_mu[f] = sum_i E_{x~mu}[ Ent_{mu(.|x_{-i})} f ]`` (no 1/n);
+* c-ATE (Definition 2): ``Ent_mu[f] <= c L_mu[f]`` for all ``f >= 0``;
+* the Glauber Dirichlet form ``E_mu(f, g)`` (MLSI uses ``E_mu(f, log f)``).
+
+:func:`mixture_identities` evaluates both sides of I1-I6 and of the T* recursion, all of which are
+our re-derivation (labelled [R] in the brief), not statements copied from the paper.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .glauber import _as_distribution, glauber_matrix, n_of
+from .models import Mixture
+
+
+def phi(u: np.ndarray) -> np.ndarray:
+    """``u log u`` with ``0 log 0 = 0``."""
+    u = np.asarray(u, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(u > 0, u * np.log(np.where(u > 0, u, 1.0)), 0.0)
+
+
+def _check_f(f, size: int) -> np.ndarray:
+    f = np.asarray(f, dtype=float)
+    if f.shape != (size,):
+        raise ValueError(f"f must be a vector of length {size}, got shape {f.shape}")
+    if not np.all(np.isfinite(f)) or np.any(f < 0):
+        raise ValueError("f must be finite and non-negative")
+    return f
+
+
+def entropy(mu, f) -> float:
+    """``Ent_mu[f] = E_mu[f log f] - E_mu[f] log E_mu[f]``."""
+    mu = _as_distribution(mu)
+    f = _check_f(f, mu.size)
+    return float(mu @ phi(f) - phi(mu @ f))
+
+
+def kl(nu, mu) -> float:
+    """``KL(nu || mu)`` for probability vectors (``inf`` if ``nu`` is not absolutely continuous)."""
+    nu, mu = np.asarray(nu, dtype=float), np.asarray(mu, dtype=float)
+    if np.any((nu > 0) & (mu <= 0)):
+        return float("inf")
+    s = nu > 0
+    return float(np.sum(nu[s] * np.log(nu[s] / mu[s])))
+
+
+def density(nu, mu) -> np.ndarray:
+    """``f = nu / mu`` (0 where ``mu = 0``)."""
+    nu, mu = np.asarray(nu, dtype=float), np.asarray(mu, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(mu > 0, nu / np.where(mu > 0, mu, 1.0), 0.0)
+
+
+def _pairs(n: int, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """States with ``x_i = 0`` and their partners with ``x_i = 1``."""
+    x = np.arange(2 ** n)
+    x0 = x[((x >> i) & 1) == 0]
+    return x0, x0 | (1 << i)
+
+
+def local_functional(mu, f) -> float:
+    """Definition 1: ``L_mu[f] = sum_i E_{x~mu}[ Ent_{mu(.|x_{-i})} f ]``.
+
+    On {0,1}^n the conditional law ``mu(.|x_{-i})`` lives on the pair ``{x^{i<-0}, x^{i<-1}}`` with
+    weights proportional to ``mu``; pair ``(x0, x1)`` carries outer mass ``mu(x0) + mu(x1)``.
+    """
+    mu = _as_distribution(mu)
+    f = _check_f(f, mu.size)
+    n, total = n_of(mu), 0.0
+    for i in range(n):
+        x0, x1 = _pairs(n, i)
+        s = mu[x0] + mu[x1]
+        ok = s > 0
+        w0, w1 = mu[x0][ok] / s[ok], mu[x1][ok] / s[ok]
+        f0, f1 = f[x0][ok], f[x1][ok]
+        ent = w0 * phi(f0) + w1 * phi(f1) - phi(w0 * f0 + w1 * f1)
+        total += float(np.sum(s[ok] * ent))
+    return total
+
+
+def _kl_bern(q: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``KL(Bern(q) || Bern(p))``, elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(q > 0, q * np.log(q / p), 0.0)
+        t0 = np.where(q < 1, (1 - q) * np.log((1 - q) / (1 - p)), 0.0)
+    return t1 + t0
+
+
+def local_kl(pi, mu) -> float:
+    """(I5) ``sum_i E_{x~pi} KL(pi(.|x_{-i}) || mu(.|x_{-i}))``: what a coordinate oracle can probe."""
+    pi, mu = _as_distribution(pi), _as_distribution(mu)
+    n, total = n_of(mu), 0.0
+    for i in range(n):
+        x0, x1 = _pairs(n, i)
+        sp_, sm = pi[x0] + pi[x1], mu[x0] + mu[x1]
+        ok = sp_ > 0
+        q, p = pi[x1][ok] / sp_[ok], mu[x1][ok] / sm[ok]
+        total += float(np.sum(sp_[ok] * _kl_bern(q, p)))
+    return total
+
+
+def dirichlet_form(mu, f, g) -> float:
+    """Glauber Dirichlet form ``E_mu(f, g) = (1/2) sum_{x,y} mu(x) P(x,y) (f(x)-f(y)) (g(x)-g(y))``.
+
+    For {0,1}^n each edge ``{x, x^i}`` has weight ``mu(x) mu(x^i) / (n (mu(x) + mu(x^i)))`` (half a
+    harmonic mean: concave and 1-homogeneous, hence superadditive over mixtures; remark under I3).
+    """
+    mu = _as_distribution(mu)
+    f, g = np.asarray(f, dtype=float), np.asarray(g, dtype=float)
+    n, total = n_of(mu), 0.0
+    for i in range(n):
+        x0, x1 = _pairs(n, i)
+        s = mu[x0] + mu[x1]
+        ok = s > 0
+        w = mu[x0][ok] * mu[x1][ok] / (n * s[ok])
+        total += float(np.sum(w * (f[x0][ok] - f[x1][ok]) * (g[x0][ok] - g[x1][ok])))
+    return total
+
+
+def component_law(model: Mixture, nu) -> np.ndarray:
+    """``rho_nu(a) = sum_x nu(x) p(a|x)``: the component label's law when ``x ~ nu``, ``a ~ p(.|x)`` (I2)."""
+    return model.posterior @ np.asarray(nu, dtype=float)
+
+
+def between_entropy(model: Mixture, f) -> float:
+    """``Ent_{a~rho}[E_{mu_a} f]``: the between-component term of the chain rule I1."""
+    means = model.components @ _check_f(f, model.mu.size)
+    return float(model.weights @ phi(means) - phi(model.weights @ means))
+
+
+def ate_constant_lower_bound(mu, nu) -> float:
+    """``KL(nu||mu) / L_mu[nu/mu]``: any valid ATE constant of ``mu`` is at least this."""
+    mu = _as_distribution(mu)
+    return kl(nu, mu) / local_functional(mu, density(nu, mu))
+
+
+def tstar_bound(t, n: int, m, k: int, mu_min: float, c: float = 1.0):
+    """(T*) ``E TV(pi P^t, mu) <= sqrt((exp(-t/(c n)) log(1/mu_min) + (k-1)/m) / 2)``.
+
+    Our self-contained special case of the paper's Theorem 4: mixture of ``k`` c-ATE components,
+    ``pi`` the empirical distribution of ``m`` i.i.d. samples, random-scan Glauber for ``t`` steps.
+    """
+    t, m = np.asarray(t, dtype=float), np.asarray(m, dtype=float)
+    if not 0 < mu_min <= 1:
+        raise ValueError("mu_min must lie in (0, 1]")
+    if np.any(m < 1):
+        raise ValueError("m must be >= 1")
+    return np.sqrt((np.exp(-t / (c * n)) * np.log(1.0 / mu_min) + (k - 1) / m) / 2)
+
+
+def mixture_identities(model: Mixture, nu, c: float = 1.0, P=None) -> dict[str, float]:
+    """Both sides of I1-I6 and of the T* recursion for one density ``f = nu/mu`` (brief Section 3).
+
+    Returns *errors* (``|lhs - rhs|``) for the identities and *slacks* (``rhs - lhs``, >= 0 when the
+    inequality holds) for the inequalities. ``c`` is the ATE constant of the components (1 for products).
+    """
+    mu = model.mu
+    n = model.n
+    nu = _as_distribution(nu)
+    f = density(nu, mu)
+    P = glauber_matrix(mu) if P is None else P
+    ent = entropy(mu, f)
+    within = float(sum(r * entropy(comp, f) for r, comp in zip(model.weights, model.components)))
+    between = between_entropy(model, f)
+    rho_nu = component_law(model, nu)
+    K = kl(rho_nu, model.weights)
+    L = local_functional(mu, f)
+    L_comp = float(sum(r * local_functional(comp, f) for r, comp in zip(model.weights, model.components)))
+    nuP = P.T @ nu
+    D1 = kl(nuP, mu)
+    logf = np.log(np.where(f > 0, f, 1.0))
+    out = {
+        "I1 chain rule (error)": abs(ent - (within + between)),
+        "I2 between term = KL(rho_nu||rho) (error)": abs(between - K),
+        "I5 L_mu[pi/mu] = sum_i E_pi KL_i (error)": abs(L - local_kl(nu, mu)),
+        "I3 superadditivity of L (slack)": L - L_comp,
+        "I4 weak ATE (slack)": (c * L + K) - ent,
+        "I6 one-step decay, any mu (slack)": (ent - L / n) - D1,
+        "T* recursion (slack)": ((1 - 1 / (c * n)) * ent + K / (c * n)) - D1,
+        "ATE of each component (slack)": min(c * local_functional(comp, f) - entropy(comp, f) for comp in model.components),
+    }
+    if np.all(f > 0):  # MLSI Dirichlet form needs log f
+        mix = dirichlet_form(mu, f, logf)
+        comps = sum(r * dirichlet_form(comp, f, logf) for r, comp in zip(model.weights, model.components))
+        out["Dirichlet form E(f, log f) superadditive, q = 2 (slack)"] = mix - comps
+    return out

@@ -1,0 +1,281 @@
+"""Mixture models on the hypercube {0,1}^n: exact enumeration and the pieces a Glauber sampler needs.
+
+Notation follows the research brief ``papers/ate-mixtures.md`` (Gay, He, Kocurek, O'Donnell,
+arXiv 2506.23456, Section 2): a mixture ``mu = sum_a rho(a) mu_a`` of ``k`` components on
+``Omega = {0,1}^n``. A state ``x`` is stored as the integer ``sum_i x_i 2^i`` (bit ``i`` is coordinate
+``i``), so flipping coordinate ``i`` is ``x ^ (1 << i)``.
+
+* :class:`ProductMixture`: components ``Bern(p_a1) x ... x Bern(p_an)``; each is exactly 1-ATE
+  (models M1, M2 of the brief).
+* :class:`CurieWeissMixture`: components ``mu_a(x) ∝ exp(beta/(2n) M^2 + h_a M)``, ``M = sum_i (2x_i-1)``
+  (model M3; high temperature, ATE constant O(1) but not known exactly).
+
+Exact arrays (``components``, ``mu``, ``posterior``) enumerate all ``2^n`` states and are limited to
+``n <= MAX_EXACT_N``; the Monte-Carlo :class:`~icml26.ate_mixtures.glauber.GlauberSampler` has no limit.
+"""
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+MAX_EXACT_N = 16
+"""Largest n for exact enumeration (2^16 = 65536 states)."""
+
+
+def check_exact_n(n: int) -> int:
+    """``n`` if ``{0,1}^n`` can be enumerated exactly, else a ValueError pointing to the MC sampler."""
+    if n > MAX_EXACT_N:
+        raise ValueError(
+            f"n = {n} is too large for exact enumeration of {{0,1}}^n (2^{n} states; the limit is "
+            f"n <= {MAX_EXACT_N}). Use the Monte-Carlo sampler icml26.ate_mixtures.GlauberSampler "
+            f"(vectorised Glauber chains) for larger n."
+        )
+    return n
+
+
+def _check_n(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def check_weights(weights, k: int | None = None) -> np.ndarray:
+    """Mixture weights: finite, in [0, 1], summing to 1 (to 1e-9)."""
+    w = np.asarray(weights, dtype=float)
+    if w.ndim != 1 or w.size == 0:
+        raise ValueError(f"weights must be a non-empty 1-d array, got shape {w.shape}")
+    if k is not None and w.size != k:
+        raise ValueError(f"expected {k} mixture weights (one per component), got {w.size}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError(f"weights must be finite, got {w}")
+    if np.any(w < 0) or np.any(w > 1):
+        raise ValueError(f"weights must lie in [0, 1], got {w}")
+    if abs(w.sum() - 1.0) > 1e-9:
+        raise ValueError(f"weights must sum to 1, got sum {w.sum():.12g}")
+    return w
+
+
+def check_probabilities(p, name: str = "probabilities") -> np.ndarray:
+    """An array of probabilities: finite and in [0, 1]."""
+    a = np.asarray(p, dtype=float)
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite (no NaN/inf)")
+    if np.any(a < 0) or np.any(a > 1):
+        bad = a[(a < 0) | (a > 1)]
+        raise ValueError(f"{name} must lie in [0, 1], got values such as {bad[:3]}")
+    return a
+
+
+def states(n: int) -> np.ndarray:
+    """All of {0,1}^n as a ``(2^n, n)`` uint8 array; row ``x`` holds the bits of the integer ``x``."""
+    check_exact_n(_check_n(n))
+    idx = np.arange(2 ** n, dtype=np.int64)
+    return ((idx[:, None] >> np.arange(n)) & 1).astype(np.uint8)
+
+
+class Mixture:
+    """Base class: a k-component mixture on {0,1}^n with weights ``rho`` (Section 2 of the brief)."""
+
+    n: int
+    weights: np.ndarray
+
+    @property
+    def k(self) -> int:
+        return int(self.weights.size)
+
+    # --- exact enumeration -------------------------------------------------------------------
+    def _component_probs(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @cached_property
+    def components(self) -> np.ndarray:
+        """``(k, 2^n)`` exact component probabilities ``mu_a(x)`` (each row sums to 1)."""
+        check_exact_n(self.n)
+        return self._component_probs()
+
+    @cached_property
+    def mu(self) -> np.ndarray:
+        """``(2^n,)`` the mixture ``mu = sum_a rho_a mu_a``."""
+        return self.weights @ self.components
+
+    @cached_property
+    def posterior(self) -> np.ndarray:
+        """``(k, 2^n)`` posterior ``p(a|x) = rho_a mu_a(x) / mu(x)`` (0 where ``mu(x) = 0``)."""
+        joint = self.weights[:, None] * self.components
+        with np.errstate(invalid="ignore", divide="ignore"):
+            post = np.where(self.mu > 0, joint / self.mu, 0.0)
+        return post
+
+    def sample(self, m: int, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """``m`` i.i.d. exact samples of ``mu`` as state indices, shape ``size + (m,)``."""
+        if m < 1:
+            raise ValueError(f"need at least one sample, got m = {m}")
+        cdf = np.cumsum(self.mu)
+        u = rng.random(size + (int(m),)) * cdf[-1]
+        return np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+
+    def sample_states(self, m: int, rng: np.random.Generator) -> np.ndarray:
+        """``(m, n)`` uint8 exact samples (for any n: draw the component, then sample it)."""
+        a = rng.choice(self.k, size=int(m), p=self.weights)
+        return self._sample_components(a, rng)
+
+    def _sample_components(self, a: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    # --- Monte-Carlo interface (GlauberSampler) ----------------------------------------------
+    def mc_init(self, X: np.ndarray):  # pragma: no cover - abstract
+        """Sufficient statistics of chains ``X`` (C, n) for incremental site updates."""
+        raise NotImplementedError
+
+    def mc_prob_one(self, stats, X: np.ndarray, sites: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """``P(x_i = 1 | x_{-i})`` under the mixture for chain c at site ``sites[c]``."""
+        raise NotImplementedError
+
+    def mc_update(self, stats, X: np.ndarray, sites: np.ndarray, new: np.ndarray):  # pragma: no cover
+        raise NotImplementedError
+
+
+class ProductMixture(Mixture):
+    """Mixture of product Bernoulli measures: ``mu_a = prod_i Bern(marginals[a, i])``.
+
+    Product measures satisfy 1-ATE (Definition 2 with c = 1), so this is the setting of our
+    self-contained special case (T*) of the paper's Theorem 4.
+    """
+
+    def __init__(self, weights, marginals):
+        m = check_probabilities(marginals, "component marginals")
+        if m.ndim != 2:
+            raise ValueError(f"marginals must be a (k, n) array, got shape {m.shape}")
+        self.marginals = m
+        self.weights = check_weights(weights, m.shape[0])
+        self.n = _check_n(m.shape[1])
+
+    @classmethod
+    def symmetric(cls, n: int, p: float, weights=(0.5, 0.5)) -> "ProductMixture":
+        """Model M1: ``rho_1 Bern(p)^n + rho_2 Bern(1-p)^n``, two modes at ``1^n`` and ``0^n``."""
+        n = _check_n(n)
+        p = float(check_probabilities(p, "p"))
+        return cls(weights, np.array([[p] * n, [1.0 - p] * n]))
+
+    @classmethod
+    def random(cls, n: int, k: int, rng: np.random.Generator, low: float = 0.1, high: float = 0.9) -> "ProductMixture":
+        """Model M2: ``k`` random product components (marginals U[low, high]), Dirichlet(1) weights."""
+        n = _check_n(n)
+        w = rng.dirichlet(np.ones(k))
+        return cls(w / w.sum(), rng.uniform(low, high, size=(k, n)))
+
+    def _component_probs(self) -> np.ndarray:
+        X = states(self.n).astype(bool)
+        out = np.empty((self.k, X.shape[0]))
+        for a in range(self.k):
+            p = self.marginals[a]
+            out[a] = np.prod(np.where(X, p, 1.0 - p), axis=1)
+        return out
+
+    def _sample_components(self, a, rng):
+        return (rng.random((a.size, self.n)) < self.marginals[a]).astype(np.uint8)
+
+    # log-likelihood per component, maintained incrementally
+    def _site_logs(self):
+        if not hasattr(self, "_logs"):
+            with np.errstate(divide="ignore"):
+                self._logs = (np.log(self.marginals), np.log1p(-self.marginals))
+        return self._logs
+
+    def mc_init(self, X):
+        l1, l0 = self._site_logs()
+        Xb = X.astype(bool)
+        return np.stack([np.where(Xb, l1[a], l0[a]).sum(axis=1) for a in range(self.k)], axis=1)
+
+    def mc_prob_one(self, L, X, sites):
+        l1, l0 = self._site_logs()
+        rows = np.arange(X.shape[0])
+        cur = X[rows, sites].astype(bool)
+        site_term = np.where(cur[:, None], l1[:, sites].T, l0[:, sites].T)  # (C, k)
+        with np.errstate(invalid="ignore"):
+            rest = L - site_term + np.log(self.weights)  # log rho_a mu_a(x_{-i}) up to the site
+        rest = np.where(np.isnan(rest), -np.inf, rest)
+        w = np.exp(rest - rest.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        return (w * self.marginals[:, sites].T).sum(axis=1)
+
+    def mc_update(self, L, X, sites, new):
+        l1, l0 = self._site_logs()
+        rows = np.arange(X.shape[0])
+        old = X[rows, sites].astype(bool)
+        newb = new.astype(bool)
+        changed = old != newb
+        if np.any(changed):
+            r, s = rows[changed], sites[changed]
+            delta = np.where(newb[changed, None], l1[:, s].T - l0[:, s].T, l0[:, s].T - l1[:, s].T)
+            L[r] += delta
+        X[rows, sites] = new
+        return L
+
+
+class CurieWeissMixture(Mixture):
+    """Mixture of Curie-Weiss models ``mu_a(x) ∝ exp(beta/(2n) M(x)^2 + h_a M(x))``, ``M = sum_i (2x_i - 1)``.
+
+    Model M3 of the brief: at ``beta < 1`` each component is a high-temperature mean-field Ising model
+    (ATE/MLSI with an O(1) constant, not known exactly), the fields ``h_a`` of opposite sign make the
+    mixture bimodal. Used only qualitatively.
+    """
+
+    def __init__(self, n: int, beta: float, fields, weights=None):
+        self.n = _check_n(n)
+        self.beta = float(beta)
+        if not np.isfinite(self.beta):
+            raise ValueError("beta must be finite")
+        self.fields = np.asarray(fields, dtype=float)
+        if self.fields.ndim != 1 or not np.all(np.isfinite(self.fields)):
+            raise ValueError("fields must be a finite 1-d array (one field per component)")
+        k = self.fields.size
+        self.weights = check_weights(np.full(k, 1.0 / k) if weights is None else weights, k)
+        Ms = np.arange(-self.n, self.n + 1, 2, dtype=float)
+        logbinom = gammaln(self.n + 1) - gammaln((Ms + self.n) / 2 + 1) - gammaln((self.n - Ms) / 2 + 1)
+        self._Ms = Ms
+        self._logbinom = logbinom
+        self.log_z = np.array([logsumexp(logbinom + self._energy(Ms, h)) for h in self.fields])
+
+    def _energy(self, M, h):
+        return self.beta / (2 * self.n) * M ** 2 + h * M
+
+    def _component_probs(self) -> np.ndarray:
+        M = (2 * states(self.n).astype(float) - 1).sum(axis=1)
+        return np.stack([np.exp(self._energy(M, h) - lz) for h, lz in zip(self.fields, self.log_z)])
+
+    def _sample_components(self, a, rng):
+        out = np.empty((a.size, self.n), dtype=np.uint8)
+        for comp in range(self.k):
+            idx = np.flatnonzero(a == comp)
+            if idx.size == 0:
+                continue
+            logp = self._logbinom + self._energy(self._Ms, self.fields[comp]) - self.log_z[comp]
+            Mdraw = rng.choice(self._Ms, size=idx.size, p=np.exp(logp) / np.exp(logp).sum())
+            ones = ((Mdraw + self.n) / 2).astype(int)
+            for r, j in zip(idx, ones):  # uniform configuration with `j` ones
+                row = np.zeros(self.n, dtype=np.uint8)
+                row[rng.choice(self.n, size=j, replace=False)] = 1
+                out[r] = row
+        return out
+
+    def mc_init(self, X):
+        return (2 * X.astype(np.int64) - 1).sum(axis=1)
+
+    def mc_prob_one(self, M, X, sites):
+        rows = np.arange(X.shape[0])
+        s = 2 * X[rows, sites].astype(np.int64) - 1
+        Mrest = (M - s).astype(float)[:, None]
+        logw = np.log(self.weights)[None, :] - self.log_z[None, :]
+        up = logw + self._energy(Mrest + 1, self.fields[None, :])
+        down = logw + self._energy(Mrest - 1, self.fields[None, :])
+        lu, ld = logsumexp(up, axis=1), logsumexp(down, axis=1)
+        return 1.0 / (1.0 + np.exp(ld - lu))
+
+    def mc_update(self, M, X, sites, new):
+        rows = np.arange(X.shape[0])
+        M += 2 * (new.astype(np.int64) - X[rows, sites].astype(np.int64))
+        X[rows, sites] = new
+        return M
