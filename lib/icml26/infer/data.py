@@ -275,3 +275,11 @@ def room_modes(room, n_max: int = 3, f_max: float | None = None) -> np.ndarray:
                 for l in range(n_max + 1) for m in range(n_max + 1) for n in range(n_max + 1) if l + m + n > 0})
     f = np.asarray(f)
     return f if f_max is None else f[f <= f_max]
+
+
+def ground_truth_at(data: CabinData, receivers: np.ndarray) -> np.ndarray:
+    """Noise-free ground-truth responses [M, F] at arbitrary receivers, normalised like ``data.H``
+    (a fresh simulation: used by the interactive section to move the receiver off the grid)."""
+    receivers = check_inside(receivers, data.cfg.room)
+    h = cabin_responses(data.cfg, receivers, rng=None)
+    return np.fft.rfft(h, data.cfg.n_fft, axis=-1) / data.scale

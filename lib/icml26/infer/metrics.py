@@ -66,3 +66,27 @@ def pre_arrival_energy(h: np.ndarray, arrival: np.ndarray, margin: int = 3) -> n
     pre = (n[None, :] < start[:, None])
     e = h ** 2
     return (e * pre).sum(1) / np.maximum(e.sum(1), 1e-30)
+
+
+def per_receiver_errors(pred, true, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """(magnitude error in dB, Angle error) of each receiver [M], averaged over the band ``mask``."""
+    pred, true = _check_pair(np.atleast_2d(pred), np.atleast_2d(true))
+    m = np.ones(pred.shape[-1], bool) if mask is None else np.asarray(mask, bool)
+    eps = EPS_REL * np.sqrt(np.mean(np.abs(true) ** 2))
+    mag = np.abs(20 * np.log10(np.abs(pred) + eps) - 20 * np.log10(np.abs(true) + eps))[:, m].mean(1)
+    a, b = np.angle(pred), np.angle(true)
+    ang = (np.abs(np.cos(a) - np.cos(b)) + np.abs(np.sin(a) - np.sin(b)))[:, m].mean(1)
+    return mag, ang
+
+
+def early_energy_removed(h: np.ndarray, arrival: np.ndarray, margin: int = 3, window: int = 10) -> np.ndarray:
+    """Fraction of each response's *early* energy (samples n < floor(arrival) + window, i.e. the direct
+    sound and what precedes it) that a causal mask starting at floor(arrival) - margin would delete.
+    A negative ``margin`` is a mask that starts after the arrival."""
+    h = np.atleast_2d(np.asarray(h, dtype=float))
+    a = np.floor(np.asarray(arrival)).astype(int)
+    n = np.arange(h.shape[1])
+    e = h ** 2
+    removed = (e * (n[None, :] < (a - int(margin))[:, None])).sum(1)
+    early = (e * (n[None, :] < (a + int(window))[:, None])).sum(1)
+    return removed / np.maximum(early, 1e-30)
