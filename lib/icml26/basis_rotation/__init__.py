@@ -1,0 +1,40 @@
+"""Basis rotation against staleness in asynchronous pipeline parallelism (Jung, Shin & Lee, ICML 2026;
+arXiv 2602.03515). Model library of the ``basis-rotation`` chapter; algorithm numbers refer to the
+research brief ``papers/basis-rotation.md`` (Algorithm 1: Adam in a rotated basis, Algorithm 2:
+eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
+
+* optimizers: :class:`BasisRotationAdam` (variants ``source`` in {"2nd", "1st"} x ``geometry`` in
+  {"bi", "uni"}), :data:`METHODS` (AdamW / PipeDream-LR / NAdamW baselines and the four variants),
+  :func:`make_stage_optimizer`, :func:`rotated_weights`, :func:`warmup_cosine`, :func:`pipedream_lr_factor`
+* pipeline emulator: :func:`stage_delays`, :func:`split_stages`, :class:`AsyncPipeline`,
+  :func:`train_pipeline` -> :class:`TrainRun`, :func:`iterations_to_target`
+* models / data: :class:`DeepMLP`, :class:`TinyGPT`, :class:`TeacherRegression`, :func:`stdlib_corpus`,
+  :class:`CharCorpus`
+* toys: :func:`run_quadratic`, :func:`rotation2d`, :func:`random_rotation`, :func:`steady_state_loss`
+* Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
+* experiments / sizes: :func:`delay_sweep`, :func:`exact_invariance`, :func:`trajectories_2d`,
+  :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
+  :func:`hessian_diagnostic`, :data:`PRESETS`
+"""
+from __future__ import annotations
+
+from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
+from .experiments import (Task, delay_sweep, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
+                          slowdown_sweep, slowdown_table, trajectories_2d)
+from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
+from .models import DeepMLP, TinyGPT
+from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
+                    pipedream_lr_factor, rotated_weights, warmup_cosine)
+from .pipeline import AsyncPipeline, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
+from .presets import PRESETS
+from .toys import TOY_METHODS, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
+
+__all__ = [
+    "AsyncPipeline", "BASELINES", "BasisRotationAdam", "CharCorpus", "DeepMLP", "METHODS", "MultiOptimizer",
+    "PRESETS", "QuadraticRun", "STDLIB_MODULES", "TOY_METHODS", "Task", "TeacherRegression", "TinyGPT", "TrainRun",
+    "VARIANTS", "cauchy_l11_estimate", "delay_sweep", "exact_invariance", "gpt_task", "hessian_diagnostic",
+    "iterations_to_target", "l11_ratio", "make_stage_optimizer", "mean_curve", "mlp_task", "pipedream_lr_factor",
+    "random_rotation", "rotate_hessian", "rotated_weights", "rotation2d", "run_quadratic", "slowdown_sweep",
+    "slowdown_table", "split_stages", "stage_delays", "stdlib_corpus", "steady_state_loss", "train_pipeline",
+    "trajectories_2d", "warmup_cosine",
+]

@@ -1,0 +1,191 @@
+"""The chapter's experiments, sized by :data:`icml26.basis_rotation.PRESETS`.
+
+* :func:`delay_sweep`        steady-state loss vs delay on the d-dim rotated quadratic (claim C1)
+* :func:`exact_invariance`   exact-eigenbasis Adam on the rotated problem vs aligned Adam (C2)
+* :func:`trajectories_2d`    the 2-D intuition figure
+* :func:`slowdown_sweep`     iterations to a target vs P for each method (deep MLP, tiny GPT)
+* :func:`slowdown_table`     iterations / slowdowns with censoring
+* :func:`hessian_diagnostic` r(H) of one block's exact Hessian before / after rotation (C7)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .data import CharCorpus, TeacherRegression, stdlib_corpus
+from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
+from .models import DeepMLP, TinyGPT
+from .optim import BasisRotationAdam
+from .pipeline import TrainRun, iterations_to_target, train_pipeline
+from .toys import random_rotation, rotation2d, run_quadratic, steady_state_loss
+
+
+# ---------------------------------------------------------------------- toys
+def delay_sweep(d: int, taus: Sequence[int], seeds: Sequence[int], steps: int, last: int, lr: float = 1e-2,
+                sigma: float = 0.05, cond: float = 100.0, freq: int = 10, progress: Callable | None = None) -> dict:
+    """Steady-state loss of aligned Adam, rotated Adam and basis rotation (rotated) for each delay.
+
+    Returns ``{"taus", "seeds", "loss": {method: array (len(taus), len(seeds))}}`` with methods
+    ``"Adam, aligned H"``, ``"Adam, rotated H"``, ``"BR (2nd, bi), rotated H"``.
+    """
+    lam = np.logspace(0, -np.log10(cond), d)
+    names = ("Adam, aligned H", "Adam, rotated H", "BR (2nd, bi), rotated H")
+    out = {n: np.zeros((len(taus), len(seeds))) for n in names}
+    jobs = [(i, j) for i in range(len(taus)) for j in range(len(seeds))]
+    for i, j in (progress(jobs, desc="delay sweep") if progress else jobs):
+        tau, seed = taus[i], seeds[j]
+        Q = random_rotation(d, seed)
+        w0 = np.random.default_rng(1000 + seed).standard_normal(d)
+        kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, freq=freq, seed=seed)
+        out[names[0]][i, j] = steady_state_loss(run_quadratic(lam, np.eye(d), Q.T @ w0, method="adam", **kw), last)
+        out[names[1]][i, j] = steady_state_loss(run_quadratic(lam, Q, w0, method="adam", **kw), last)
+        out[names[2]][i, j] = steady_state_loss(run_quadratic(lam, Q, w0, method="br", **kw), last)
+    return {"taus": list(taus), "seeds": list(seeds), "loss": out}
+
+
+def exact_invariance(d: int, tau: int, steps: int, seed: int = 0, lr: float = 1e-2, sigma: float = 0.05,
+                     cond: float = 100.0) -> float:
+    """max_t ||Q^T w_t(exact basis, rotated H) - w_t(Adam, aligned H)||_inf over a delayed run."""
+    lam = np.logspace(0, -np.log10(cond), d)
+    Q = random_rotation(d, seed)
+    w0 = np.random.default_rng(1000 + seed).standard_normal(d)
+    kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, seed=seed)
+    rot = run_quadratic(lam, Q, w0, method="exact", **kw)
+    ali = run_quadratic(lam, np.eye(d), Q.T @ w0, method="adam", **kw)
+    return float(np.abs(rot.path @ Q - ali.path).max())
+
+
+def trajectories_2d(theta: float, tau: int, steps: int, lam=(1.0, 0.05), w0=(1.0, 1.0), lr: float = 0.05,
+                    sigma: float = 0.02, seed: int = 0, shampoo_beta: float = 0.95) -> dict:
+    """Iterates of Adam and basis rotation on a 2-D quadratic rotated by ``theta`` with delay ``tau``.
+
+    ``w0`` is given in the eigen-coordinates, so every problem starts equally far from the optimum.
+    """
+    Q = rotation2d(theta)
+    start = Q @ np.asarray(w0, dtype=float)
+    kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, seed=seed, shampoo_beta=shampoo_beta)
+    return {"Adam": run_quadratic(lam, Q, start, method="adam", **kw),
+            "Basis rotation": run_quadratic(lam, Q, start, method="br", **kw), "Q": Q, "lam": np.asarray(lam)}
+
+
+# ---------------------------------------------------------------------- pipeline tasks
+@dataclass
+class Task:
+    """A model factory, a data stream, a loss and an evaluation for :func:`train_pipeline`."""
+
+    name: str
+    make_model: Callable[[], torch.nn.Module]
+    batches: Callable[[int], object]
+    loss_fn: Callable
+    eval_fn: Callable[[torch.nn.Module], float]
+
+
+def mlp_task(cfg: dict) -> Task:
+    """Deep tanh MLP on :class:`TeacherRegression` (stand-in for the paper's GPT + OpenWebText)."""
+    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+
+    def make():
+        return DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"])
+
+    return Task("deep MLP", make, lambda seed: data.batches(cfg["batch"], seed),
+                lambda m, b: F.mse_loss(m(b[0]), b[1]), data.eval_loss)
+
+
+def gpt_task(cfg: dict) -> Task:
+    """Tiny character-level GPT on the standard-library corpus."""
+    corpus = CharCorpus(stdlib_corpus(max_chars=cfg.get("max_chars")), cfg["ctx"])
+    evals = corpus.eval_batches(cfg["eval_batches"], cfg["batch"])
+
+    def make():
+        return TinyGPT(corpus.vocab, cfg["d_model"], cfg["n_layer"], cfg["n_head"], cfg["ctx"])
+
+    def loss_fn(m, b):
+        return F.cross_entropy(m(b[0]).flatten(0, 1), b[1].flatten())
+
+    def eval_fn(m):
+        with torch.no_grad():
+            return float(sum(loss_fn(m, b) for b in evals) / len(evals))
+
+    return Task("tiny GPT", make, lambda seed: corpus.batches(cfg["batch"], seed), loss_fn, eval_fn)
+
+
+def slowdown_sweep(task: Task, methods: Sequence[str], Ps: Sequence[int], seeds: Sequence[int], *, steps: int,
+                   lr: float, eval_every: int, warmup: int, progress: Callable | None = None,
+                   **train_kw) -> dict[tuple[str, int, int], TrainRun]:
+    """One run per (method, P, seed); the model initialisation depends on the seed only."""
+    jobs = [(m, P, s) for m in methods for P in Ps for s in seeds]
+    runs = {}
+    for m, P, s in (progress(jobs, desc=f"{task.name} runs") if progress else jobs):
+        torch.manual_seed(s)
+        model = task.make_model()
+        runs[(m, P, s)] = train_pipeline(model, m, P, task.batches(s), task.loss_fn, task.eval_fn, steps=steps,
+                                         lr=lr, eval_every=eval_every, warmup=warmup, seed=s, **train_kw)
+    return runs
+
+
+def mean_curve(runs: dict, method: str, P: int) -> TrainRun:
+    """The seed-averaged eval curve of (method, P) as a TrainRun."""
+    sel = [r for (m, p, _), r in runs.items() if m == method and p == P]
+    if not sel:
+        raise KeyError(f"no run for {method!r} at P = {P}")
+    return TrainRun(method, P, -1, np.mean([r.train_loss for r in sel], 0), sel[0].eval_steps,
+                    np.mean([r.eval_loss for r in sel], 0))
+
+
+def slowdown_table(runs: dict, methods: Sequence[str], Ps: Sequence[int], target: float, steps: int) -> dict:
+    """Iterations to ``target`` on the seed-averaged eval curve and slowdowns vs each method's own P = 1.
+
+    A run that never reaches the target is *censored*: its count is reported as the lower bound
+    ``steps`` (and its slowdown as the lower bound ``steps / iters(P = 1)``), flagged in ``censored``.
+    """
+    iters, cens, slow = {}, {}, {}
+    for m in methods:
+        for P in Ps:
+            it = iterations_to_target(mean_curve(runs, m, P), target)
+            iters[(m, P)] = steps if it is None else it
+            cens[(m, P)] = it is None
+        for P in Ps:
+            slow[(m, P)] = iters[(m, P)] / iters[(m, Ps[0])] if not cens[(m, Ps[0])] else float("nan")
+    return {"target": target, "iters": iters, "censored": cens, "slowdown": slow}
+
+
+# ---------------------------------------------------------------------- Hessian diagnostic
+def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
+    """Train a small MLP with basis rotation, then compare r(H) of one block's exact Hessian
+    in the original coordinates, in the optimizer's estimated basis (U, V), and the Cauchy-sketch
+    estimate of ||H||_{1,1} with the exact value."""
+    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+    torch.manual_seed(seed)
+    model = DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"])
+    block = model.blocks[cfg["block"]].mlp
+    rot = BasisRotationAdam([block.weight], lr=cfg["lr"], shampoo_beta=cfg["shampoo_beta"])
+    rest = torch.optim.AdamW([p for p in model.parameters() if p is not block.weight], lr=cfg["lr"])
+    stream = data.batches(cfg["batch"], seed)
+    for _ in range(cfg["steps"]):
+        x, y = next(stream)
+        model.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        rot.step()
+        rest.step()
+    W = block.weight
+    x_all, y_all = data.x_train[: cfg["n_hessian"]].double(), data.y_train[: cfg["n_hessian"]].double()
+    model.double()
+
+    def loss_of(w):
+        h = torch.tanh(model.inp(x_all))
+        for b in model.blocks:
+            h = torch.tanh(torch.nn.functional.linear(h, w, b.mlp.bias)) if b.mlp is block else b(h)
+        return F.mse_loss(model.head(h), y_all)
+
+    H = weight_hessian(loss_of, W.detach().double())
+    U, V = rot.bases(W)
+    Ht = rotate_hessian(H, U.double(), V.double(), W.shape)
+    evals, evecs = torch.linalg.eigh(H)
+    est = cauchy_l11_estimate(lambda z: H @ z, H.shape[0], cfg["cauchy_draws"], seed)
+    return {"H": H.numpy(), "H_rot": Ht.numpy(), "r_orig": l11_ratio(H), "r_rot": l11_ratio(Ht),
+            "l11": float(H.abs().sum()), "l11_cauchy": est, "trace": float(torch.diagonal(H).sum()),
+            "neg_eig_mass": float(evals.clamp(max=0).abs().sum() / evals.abs().sum()), "shape": tuple(W.shape)}

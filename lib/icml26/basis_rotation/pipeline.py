@@ -1,0 +1,181 @@
+"""Single-process emulator of asynchronous PipeDream-1F1B with weight stashing (brief section 2.1).
+
+In the official runtime stage ``s`` of ``P`` keeps ``P - 1 - s`` minibatches in flight, so its
+gradient for minibatch ``u`` is computed with the weights it had ``tau_s = P - 1 - s`` updates ago
+(weight stashing: forward and backward use the *same* stashed version), and the update is applied
+to its *current* weights. In steady state this is exactly:
+
+    loss_u = f(theta_0^{u - tau_0}, ..., theta_{P-1}^{u - tau_{P-1}}; batch_u)
+    theta_s^{u+1} = Opt_s(theta_s^u, d loss_u / d theta_s)
+
+which :class:`AsyncPipeline` computes with one forward/backward through the mixed-version model.
+Warm-up: the stash starts filled with the initial weights. ``P = 1`` is synchronous training.
+Each stage has its own optimizer, LR schedule and per-parameter-group gradient clipping.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from .optim import METHODS, make_stage_optimizer, pipedream_lr_factor, rotated_weights, warmup_cosine
+
+
+def stage_delays(P: int) -> list[int]:
+    """Delay of each stage, ``tau_s = P - 1 - s`` (first stage stalest)."""
+    if isinstance(P, bool) or not isinstance(P, (int, np.integer)) or P < 1:
+        raise ValueError(f"the number of pipeline stages P must be an integer >= 1, got {P!r}")
+    return [int(P) - 1 - s for s in range(int(P))]
+
+
+def split_stages(model: nn.Module, P: int) -> list[list[nn.Module]]:
+    """Split ``model.pipeline_parts()`` into ``P`` contiguous stages.
+
+    Blocks are spread as evenly as possible (earlier stages get the extra block); the ``first``
+    modules (embeddings) join stage 0 and the ``last`` modules (head) join stage ``P - 1``, as in the
+    official stage files.
+    """
+    stage_delays(P)
+    first, blocks, last = model.pipeline_parts()
+    if len(blocks) < P:
+        raise ValueError(f"cannot split {len(blocks)} blocks into P = {P} stages (need at least one block per stage)")
+    sizes = [len(blocks) // P + (1 if s < len(blocks) % P else 0) for s in range(P)]
+    stages, i = [], 0
+    for s in range(P):
+        stages.append(list(blocks[i:i + sizes[s]]))
+        i += sizes[s]
+    stages[0] = list(first) + stages[0]
+    stages[-1] = stages[-1] + list(last)
+    return stages
+
+
+class AsyncPipeline:
+    """Weight stashing with per-stage delay ``P - 1 - s`` for a model split into ``len(stages)`` stages."""
+
+    def __init__(self, model: nn.Module, stages: Sequence[Sequence[nn.Module]]):
+        self.P = len(stages)
+        self.delays = stage_delays(self.P)
+        self.model = model
+        self.stage_params: list[list[nn.Parameter]] = []
+        seen: dict[int, int] = {}
+        for s, mods in enumerate(stages):
+            if not mods:
+                raise ValueError(f"stage {s} holds no module")
+            params = []
+            for mod in mods:
+                for p in mod.parameters():
+                    if id(p) in seen:
+                        if seen[id(p)] != s:
+                            raise ValueError(f"a parameter belongs to stages {seen[id(p)]} and {s}: stages must be disjoint")
+                        continue
+                    seen[id(p)] = s
+                    params.append(p)
+            self.stage_params.append(params)
+        missing = [name for name, p in model.named_parameters() if id(p) not in seen]
+        if missing:
+            raise ValueError(f"the stage split does not cover the model: {len(missing)} parameter(s) in no stage, "
+                             f"e.g. {missing[:3]}")
+        own = {id(p) for p in model.parameters()}
+        if any(i not in own for i in seen):
+            raise ValueError("the stages hold parameters that are not the model's")
+        self.stash = [deque([[p.detach().clone() for p in ps] for _ in range(d + 1)], maxlen=d + 1)
+                      for ps, d in zip(self.stage_params, self.delays)]
+
+    def forward_backward(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """Run ``loss_fn`` and its backward with each stage at its stashed version ``u - tau_s``."""
+        current = []
+        for ps, hist, d in zip(self.stage_params, self.stash, self.delays):
+            cur = [p.data for p in ps]
+            current.append(cur)
+            if d > 0:
+                for p, old in zip(ps, hist[0]):
+                    p.data = old
+        for p in self.model.parameters():
+            p.grad = None
+        try:
+            loss = loss_fn()
+            loss.backward()
+        finally:
+            for ps, cur in zip(self.stage_params, current):
+                for p, c in zip(ps, cur):
+                    p.data = c
+        return loss.detach()
+
+    def push(self) -> None:
+        """Stash the freshly updated weights (call after every stage has stepped)."""
+        for ps, hist, d in zip(self.stage_params, self.stash, self.delays):
+            if d > 0:
+                hist.append([p.detach().clone() for p in ps])
+
+
+@dataclass
+class TrainRun:
+    """Curves of one pipeline run: train loss per step, eval loss at ``eval_steps``."""
+
+    method: str
+    P: int
+    seed: int
+    train_loss: np.ndarray
+    eval_steps: np.ndarray
+    eval_loss: np.ndarray
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, loss_fn: Callable,
+                   eval_fn: Callable[[nn.Module], float], *, steps: int, lr: float, eval_every: int,
+                   warmup: int = 0, min_lr_ratio: float = 0.1, t_corr: int | None = None, clip: float | None = 1.0,
+                   betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01, freq: int = 10,
+                   shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None) -> TrainRun:
+    """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
+
+    ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
+    the warm-up + cosine schedule, the PipeDream-LR correction for ``method == "PipeDream-LR"``
+    (``t_corr`` steps, default 0.3 * steps), and gradient clipping per stage and parameter group.
+    """
+    import time
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if steps < 1 or eval_every < 1:
+        raise ValueError("steps and eval_every must be >= 1")
+    t0 = time.perf_counter()
+    pipe = AsyncPipeline(model, split_stages(model, P))
+    rotated = rotated_weights(model)
+    opts = [make_stage_optimizer(method, ps, rotated, lr=lr, betas=betas, weight_decay=weight_decay, freq=freq,
+                                 shampoo_beta=shampoo_beta) for ps in pipe.stage_params]
+    t_corr = int(0.3 * steps) if t_corr is None else t_corr
+    lr_corr = METHODS[method].get("lr_correction", False)
+    train, ev_steps, ev = [], [], []
+    for t in range(steps):
+        batch = next(batches)
+        loss = pipe.forward_backward(lambda: loss_fn(model, batch))
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"{method} at P = {P} diverged at step {t} (loss {float(loss)})")
+        sched = warmup_cosine(t, steps, warmup, min_lr_ratio)
+        for opt, tau in zip(opts, pipe.delays):
+            factor = sched * (pipedream_lr_factor(t, tau, t_corr) if lr_corr else 1.0)
+            for g in opt.param_groups:
+                g["lr"] = lr * factor
+                if clip is not None:
+                    torch.nn.utils.clip_grad_norm_(g["params"], clip)
+            opt.step()
+        pipe.push()
+        train.append(float(loss))
+        if (t + 1) % eval_every == 0 or t == 0:
+            ev_steps.append(t + 1)
+            ev.append(eval_fn(model))
+        if on_step is not None:
+            on_step()
+    return TrainRun(method, int(P), seed, np.array(train), np.array(ev_steps), np.array(ev),
+                    time.perf_counter() - t0)
+
+
+def iterations_to_target(run: TrainRun, target: float) -> int | None:
+    """First evaluated step at which the eval loss is <= ``target`` (None if never within the run)."""
+    hit = np.nonzero(run.eval_loss <= target)[0]
+    return int(run.eval_steps[hit[0]]) if hit.size else None
