@@ -164,3 +164,17 @@ def test_presets_cover_every_scale():
         assert set(PRESETS[scale]) == keys
         p = PRESETS[scale]
         assert p["limited_n"][0] == 16
+
+
+def test_two_view_plugin_bias_and_its_correction():
+    d, n = 24, 150
+    gaps_plug, gaps_deb = [], []
+    for seed in range(6):
+        views, ss, sx = gaussian_views(n, 8, d, seed=10 + seed, scale_s=0.05)
+        pop, _, _ = icr_from_covariances(ss, sx, tau=0.0)
+        gaps_plug.append(icr(views[:, 0], views[:, 1]).icr - pop)
+        gaps_deb.append(icr(views[:, 0], views[:, 1], debias=True).icr - pop)
+    assert np.mean(gaps_plug) < -0.03          # the plug-in two-view ICR is biased low
+    assert abs(np.mean(gaps_deb)) < 0.3 * abs(np.mean(gaps_plug))
+    with pytest.raises(ValueError, match="exclusive"):
+        icr(views[:, 0], views[:, 1], clip=True, debias=True)

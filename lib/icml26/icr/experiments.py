@@ -61,6 +61,10 @@ class SigmaSweep:
     labels: np.ndarray = field(repr=False, default=None)
     n_views: int = 0
     n_icr: int = 0
+    icr_two_view_clipped: np.ndarray = field(repr=False, default=None)    # plug-in lambdas clipped at 0
+    icr_multi_view_clipped: np.ndarray = field(repr=False, default=None)
+    icr_two_view_debiased: np.ndarray = field(repr=False, default=None)   # our inverse-Wishart correction
+    icr_multi_view_debiased: np.ndarray = field(repr=False, default=None)
 
 
 def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float], *, n_icr: int, n_views: int = 8,
@@ -72,7 +76,8 @@ def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float],
     if n_icr > len(split.pool_x):
         raise ValueError(f"n_icr = {n_icr} exceeds the pool size {len(split.pool_x)}")
     x, y = split.pool_x[:n_icr], split.pool_y[:n_icr]
-    rows: dict[str, list] = {k: [] for k in ("i2", "iv", "acc", "ts", "tx", "pix", "rnd", "as", "ax", "s", "xi")}
+    rows: dict[str, list] = {k: [] for k in ("i2", "iv", "i2c", "ivc", "i2d", "ivd", "acc", "ts", "tx", "pix", "rnd", "as", "ax",
+                                             "s", "xi")}
     it = list(sigmas)
     if progress is not None:
         it = progress(it, desc="sigma sweep")
@@ -80,6 +85,10 @@ def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float],
         views = extract_views(model, x, sigma, n_views, level=level, layer=layer, seed=seed)
         rows["i2"].append(icr(views[:, 0], views[:, 1]).icr)
         rows["iv"].append(icr_multiview(views).icr)
+        rows["i2c"].append(icr(views[:, 0], views[:, 1], clip=True).icr)
+        rows["ivc"].append(icr_multiview(views, clip=True).icr)
+        rows["i2d"].append(icr(views[:, 0], views[:, 1], debias=True).icr)
+        rows["ivd"].append(icr_multiview(views, debias=True).icr)
         ts, tx = normalised_traces(views)
         rows["ts"].append(ts)
         rows["tx"].append(tx)
@@ -102,7 +111,8 @@ def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float],
             rows["rnd"].append(float("nan"))
     a = {k: np.asarray(v) for k, v in rows.items() if k not in ("s", "xi")}
     return SigmaSweep(np.asarray(sigmas, float), a["i2"], a["iv"], a["acc"], a["ts"], a["tx"], a["pix"], a["rnd"],
-                      a["as"], a["ax"], rows["s"], rows["xi"], np.asarray(y), n_views, n_icr)
+                      a["as"], a["ax"], rows["s"], rows["xi"], np.asarray(y), n_views, n_icr, a["i2c"], a["ivc"],
+                      a["i2d"], a["ivd"])
 
 
 @dataclass

@@ -145,20 +145,51 @@ def _within_between(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return sigma_s, sigma_xi
 
 
+def debiased_trace(trace_plugin: float, d: int, n_views: int, dof: int) -> float:
+    """Remove the inverse-Wishart bias of the plug-in ``Tr(Sigma_xi_hat^{-1} Sigma_s_hat)`` [our derivation].
+
+    Both estimators have the form ``Sigma_s_hat = B - Sigma_xi_hat / V`` with ``E B = Sigma_s + Sigma_xi / V``
+    (``B = Cov(t)``, V = 2, for the two-view estimator; ``B = Cov(view means)`` for V views), so
+    ``Tr(Sigma_xi_hat^{-1} Sigma_s_hat) = Tr(Sigma_xi_hat^{-1} B) - d / V``. For Gaussian features ``B`` and
+    ``Sigma_xi_hat`` are independent and ``E Sigma_xi_hat^{-1} = kappa Sigma_xi^{-1}``, ``kappa = m / (m - d - 1)``
+    with ``m`` = the residual degrees of freedom (``N - 1`` two-view, ``N (V - 1)`` V-view). Hence
+    ``E[plug-in] = kappa (T + d / V) - d / V`` and ``T_hat = (plug-in + d / V) / kappa - d / V`` is unbiased;
+    it is clamped at 0 so that ICR stays in (0, 1]. The plug-in bias, ``~ d^2 / (V m)``, does not vanish when
+    ``Sigma_s = 0``: it is what separates the two-view from the many-view estimate at large sigma.
+    """
+    if dof <= d + 1:
+        raise ValueError(f"the bias correction needs more residual degrees of freedom ({dof}) than d + 1 = {d + 1}")
+    kappa = dof / (dof - d - 1)
+    return max(0.0, (trace_plugin + d / n_views) / kappa - d / n_views)
+
+
+def _finish(s, xi, n: int, v: int, dof: int, tau, tau_rel, clip: bool, debias: bool) -> ICRResult:
+    if clip and debias:
+        raise ValueError("clip and debias are exclusive: the bias correction applies to the unclipped trace")
+    value, lam, tau = icr_from_covariances(s, xi, tau=tau, tau_rel=tau_rel, clip=clip)
+    if debias:
+        d = s.shape[0]
+        value = d / (d + debiased_trace(float(lam.sum()), d, v, dof))
+    return ICRResult(float(value), lam, s, xi, tau, int(n), int(v))
+
+
 def icr(features_view1, features_view2, *, tau: float | None = None, tau_rel: float = 1e-4,
-        clip: bool = False) -> ICRResult:
-    """The paper's two-view ICR estimate (Eq. 5 with App. B.6) from ``(N, d)`` features of two views."""
+        clip: bool = False, debias: bool = False) -> ICRResult:
+    """The paper's two-view ICR estimate (Eq. 5 with App. B.6) from ``(N, d)`` features of two views.
+
+    ``debias=True`` applies :func:`debiased_trace` (our correction, not the paper's).
+    """
     s, xi = decompose_two_view(features_view1, features_view2)
-    value, lam, tau = icr_from_covariances(s, xi, tau=tau, tau_rel=tau_rel, clip=clip)
-    return ICRResult(value, lam, s, xi, tau, int(np.shape(features_view1)[0]), 2)
+    n = int(np.shape(features_view1)[0])
+    return _finish(s, xi, n, 2, n - 1, tau, tau_rel, clip, debias)
 
 
-def icr_multiview(views, *, tau: float | None = None, tau_rel: float = 1e-4, clip: bool = False) -> ICRResult:
-    """ICR from ``V >= 2`` views per image, ``views`` of shape ``(N, V, d)``."""
+def icr_multiview(views, *, tau: float | None = None, tau_rel: float = 1e-4, clip: bool = False,
+                  debias: bool = False) -> ICRResult:
+    """ICR from ``V >= 2`` views per image, ``views`` of shape ``(N, V, d)`` (``debias`` as in :func:`icr`)."""
     s, xi = decompose_views(views)
-    value, lam, tau = icr_from_covariances(s, xi, tau=tau, tau_rel=tau_rel, clip=clip)
     n, v, _ = np.shape(views)
-    return ICRResult(value, lam, s, xi, tau, int(n), int(v))
+    return _finish(s, xi, n, v, n * (v - 1), tau, tau_rel, clip, debias)
 
 
 def trace_ratio(sigma_s, sigma_xi) -> float:

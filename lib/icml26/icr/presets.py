@@ -15,8 +15,9 @@ _COMMON: dict[str, Any] = dict(
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "smoke": dict(_COMMON, channels=(8, 16, 32), rich_steps=300, rich_bs=64, rich_ckpts=4, n_icr=512, n_sigma=6,
-                  limited_n=(16,), limited_steps=400, limited_bs=32, limited_ckpts=5, n_gen=32, probe_max_iter=300),
+    "smoke": dict(_COMMON, channels=(8, 16, 32), rich_steps=200, rich_bs=64, rich_ckpts=3, n_icr=512, n_sigma=6,
+                  limited_n=(16,), limited_steps=250, limited_bs=32, limited_ckpts=4, n_gen=32, probe_max_iter=200,
+                  robust_v=(2, 4, 8), robust_levels=(1, 3)),
     "book": dict(_COMMON, channels=(16, 32, 64), rich_steps=1000, rich_bs=64, rich_ckpts=5, n_icr=1297, n_sigma=8,
                  limited_n=(16, 32), limited_steps=1200, limited_bs=32, limited_ckpts=8, n_gen=64, probe_max_iter=1000),
     "full": dict(_COMMON, channels=(32, 64, 128), rich_steps=20000, rich_bs=128, rich_ckpts=12, n_icr=1297, n_sigma=12,
