@@ -177,41 +177,43 @@ class ProductMixture(Mixture):
     def _sample_components(self, a, rng):
         return (rng.random((a.size, self.n)) < self.marginals[a]).astype(np.uint8)
 
-    # log-likelihood per component, maintained incrementally
+    # log-likelihood per component, maintained incrementally as a (k, C) array (reductions over k rows
+    # are element-wise across rows, much faster than reducing a short last axis)
     def _site_logs(self):
         if not hasattr(self, "_logs"):
             with np.errstate(divide="ignore"):
-                self._logs = (np.log(self.marginals), np.log1p(-self.marginals))
+                l1, l0 = np.log(self.marginals), np.log1p(-self.marginals)
+            table = np.empty((self.k, 2 * self.n))  # column 2i + b: log P_a(x_i = b)
+            table[:, 0::2], table[:, 1::2] = l0, l1
+            self._logs = (table, l1 - l0, np.log(self.weights)[:, None],
+                          bool(np.all(np.isfinite(l1)) and np.all(np.isfinite(l0))))
         return self._logs
 
     def mc_init(self, X):
-        l1, l0 = self._site_logs()
+        table = self._site_logs()[0]
         Xb = X.astype(bool)
-        return np.stack([np.where(Xb, l1[a], l0[a]).sum(axis=1) for a in range(self.k)], axis=1)
+        return np.stack([np.where(Xb, table[a, 1::2], table[a, 0::2]).sum(axis=1) for a in range(self.k)])
 
     def mc_prob_one(self, L, X, sites):
-        l1, l0 = self._site_logs()
-        rows = np.arange(X.shape[0])
-        cur = X[rows, sites].astype(bool)
-        site_term = np.where(cur[:, None], l1[:, sites].T, l0[:, sites].T)  # (C, k)
-        with np.errstate(invalid="ignore"):
-            rest = L - site_term + np.log(self.weights)  # log rho_a mu_a(x_{-i}) up to the site
-        rest = np.where(np.isnan(rest), -np.inf, rest)
-        w = np.exp(rest - rest.max(axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)
-        return (w * self.marginals[:, sites].T).sum(axis=1)
+        table, _, logw, finite = self._site_logs()
+        cur = X.ravel()[np.arange(X.shape[0]) * X.shape[1] + sites]
+        rest = L - table[:, 2 * sites + cur]  # log mu_a(x_{-i}) up to constants, (k, C)
+        rest += logw
+        if not finite:  # marginals at 0 or 1: -inf - -inf
+            rest = np.where(np.isnan(rest), -np.inf, rest)
+        rest -= rest.max(axis=0)
+        w = np.exp(rest, out=rest)
+        return (w * self.marginals[:, sites]).sum(axis=0) / w.sum(axis=0)
 
     def mc_update(self, L, X, sites, new):
-        l1, l0 = self._site_logs()
-        rows = np.arange(X.shape[0])
-        old = X[rows, sites].astype(bool)
-        newb = new.astype(bool)
-        changed = old != newb
-        if np.any(changed):
-            r, s = rows[changed], sites[changed]
-            delta = np.where(newb[changed, None], l1[:, s].T - l0[:, s].T, l0[:, s].T - l1[:, s].T)
-            L[r] += delta
-        X[rows, sites] = new
+        dl = self._site_logs()[1]
+        flat = np.arange(X.shape[0]) * X.shape[1] + sites
+        Xf = X.reshape(-1)
+        change = new.astype(np.int8) - Xf[flat].astype(np.int8)  # +1: 0 -> 1, -1: 1 -> 0, 0: unchanged
+        moved = np.flatnonzero(change)
+        if moved.size:
+            L[:, moved] += change[moved] * dl[:, sites[moved]]
+        Xf[flat] = new
         return L
 
 

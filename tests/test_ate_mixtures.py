@@ -1,0 +1,241 @@
+"""Unit tests of icml26.ate_mixtures: exact models, Glauber kernel, entropy functionals, MC sampler, testers."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from icml26 import SCALES
+from icml26 import ate_mixtures as am
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# --- models and bad input ---------------------------------------------------------------------
+
+def test_states_enumerate_bits():
+    X = am.states(3)
+    assert X.shape == (8, 3)
+    assert X[5].tolist() == [1, 0, 1]  # 5 = 0b101, bit i is coordinate i
+
+
+def test_product_mixture_is_normalised_and_posterior_sums_to_one():
+    m = am.ProductMixture.random(6, 3, rng(1))
+    assert np.allclose(m.components.sum(axis=1), 1) and math.isclose(m.mu.sum(), 1.0)
+    assert np.allclose(m.posterior.sum(axis=0), 1)
+    x = 0b101101
+    bits = am.states(6)[x].astype(bool)
+    expected = np.prod(np.where(bits, m.marginals[1], 1 - m.marginals[1]))
+    assert math.isclose(m.components[1, x], expected)
+
+
+def test_curie_weiss_matches_brute_force():
+    m = am.CurieWeissMixture(6, 0.5, (0.8, -0.8))
+    M = (2 * am.states(6) - 1.0).sum(axis=1)
+    w = np.exp(0.5 / 12 * M ** 2 + 0.8 * M)
+    assert np.allclose(m.components[0], w / w.sum())
+    assert np.allclose(m.components.sum(axis=1), 1)
+
+
+@pytest.mark.parametrize("weights", [(0.5, 0.6), (0.3, 0.3)])
+def test_weights_must_sum_to_one(weights):
+    with pytest.raises(ValueError, match="sum to 1"):
+        am.ProductMixture(weights, [[0.2, 0.3], [0.7, 0.8]])
+
+
+@pytest.mark.parametrize("marg", [[[1.2, 0.3], [0.7, 0.8]], [[-0.1, 0.3], [0.7, 0.8]], [[np.nan, 0.3], [0.7, 0.8]]])
+def test_probabilities_outside_unit_interval(marg):
+    with pytest.raises(ValueError, match=r"\[0, 1\]|finite"):
+        am.ProductMixture((0.5, 0.5), marg)
+
+
+def test_negative_weight_and_wrong_count():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        am.ProductMixture((1.5, -0.5), [[0.2], [0.7]])
+    with pytest.raises(ValueError, match="expected 2"):
+        am.ProductMixture((1.0,), [[0.2], [0.7]])
+
+
+def test_too_large_n_points_to_monte_carlo():
+    big = am.ProductMixture.symmetric(40, 0.9)  # fine as a model ...
+    with pytest.raises(ValueError, match="GlauberSampler"):
+        big.mu  # ... but not enumerable
+    with pytest.raises(ValueError, match="GlauberSampler"):
+        am.glauber_matrix(big)
+    with pytest.raises(ValueError, match="too large"):
+        am.states(20)
+
+
+# --- Glauber kernel -------------------------------------------------------------------------
+
+def test_glauber_kernel_is_stochastic_stationary_reversible():
+    m = am.ProductMixture.random(5, 2, rng(2))
+    P = am.glauber_matrix(m)
+    assert P.nnz == 5 * 32 + 32
+    assert np.allclose(P.sum(axis=1), 1)
+    assert np.allclose(P.T @ m.mu, m.mu, atol=1e-15)
+    F = P.multiply(m.mu[:, None]).toarray()
+    assert np.allclose(F, F.T, atol=1e-15)
+    assert (P.toarray() >= 0).all()
+
+
+def test_product_measure_has_gap_one_over_n():
+    # a single product component: heat-bath random scan refreshes each coordinate w.p. 1/n, gap = 1/n
+    m = am.ProductMixture((1.0,), [[0.3, 0.6, 0.8, 0.1, 0.5, 0.7, 0.2, 0.9, 0.4]])
+    assert math.isclose(am.spectral_gap(m), 1 / 9, rel_tol=1e-8)  # 512 states: the eigsh path
+
+
+def test_spectral_gap_eigsh_matches_dense_and_brief_table():
+    m = am.ProductMixture.symmetric(9, 0.85)
+    S_gap = am.spectral_gap(m)
+    P = am.glauber_matrix(m).toarray()
+    d = np.sqrt(m.mu)
+    ev = np.linalg.eigvalsh((d[:, None] * P / d[None, :] + (d[:, None] * P / d[None, :]).T) / 2)
+    assert math.isclose(S_gap, 1 - ev[-2], rel_tol=1e-7)
+    assert round(am.relaxation_time(am.ProductMixture.symmetric(6, 0.85))) == 47  # brief §3 numerics
+
+
+def test_evolve_records_tv_and_converges():
+    m = am.ProductMixture.random(4, 2, rng(3))
+    P = am.glauber_matrix(m)
+    start = np.zeros((16, 2))
+    start[0, 0] = start[15, 1] = 1
+    times, d = am.evolve(P, start, 400, record=[0, 10, 400], target=m.mu)
+    assert times.tolist() == [0, 10, 400] and d.shape == (3, 2)
+    assert np.all(d[0] > d[1]) and np.all(d[2] < 1e-6)
+    with pytest.raises(ValueError):
+        am.evolve(P, start, 10, record=[11])
+
+
+# --- entropy functionals --------------------------------------------------------------------
+
+def test_entropy_is_kl_and_product_is_one_ate():
+    r = rng(4)
+    m = am.ProductMixture((1.0,), r.uniform(0.1, 0.9, size=(1, 6)))
+    for _ in range(20):
+        nu = r.dirichlet(np.ones(64))
+        f = am.density(nu, m.mu)
+        assert math.isclose(am.entropy(m.mu, f), am.kl(nu, m.mu), rel_tol=1e-10)
+        assert am.entropy(m.mu, f) <= am.local_functional(m.mu, f) + 1e-12
+
+
+def test_mixture_identities_hold():
+    r = rng(5)
+    m = am.ProductMixture.random(5, 3, r)
+    for _ in range(20):
+        nu = m.mu * r.lognormal(0, 2, m.mu.size)
+        res = am.mixture_identities(m, nu / nu.sum())
+        for key, val in res.items():
+            if "(error)" in key:
+                assert val < 1e-10, key
+            else:
+                assert val > -1e-12, key
+
+
+def test_weak_ate_fails_as_plain_ate_for_separated_mixture():
+    # the weight-shifted alternative: KL stays ~0.08 while the local term is tiny (exponential ATE constant)
+    mu = am.ProductMixture.symmetric(10, 0.85)
+    nu = am.weight_shift(mu, 0.2)
+    assert am.ate_constant_lower_bound(mu.mu, nu.mu) > 10
+    assert am.kl(nu.mu, mu.mu) > 0.05 and am.local_kl(nu.mu, mu.mu) < 0.01
+
+
+def test_tstar_bound_and_separated_limit():
+    b = am.tstar_bound(np.array([0.0, 1e6]), n=10, m=16, k=2, mu_min=1e-4)
+    assert math.isclose(b[1], math.sqrt(1 / 32), rel_tol=1e-9) and b[0] > b[1]
+    with pytest.raises(ValueError):
+        am.tstar_bound(1, n=3, m=0, k=2, mu_min=0.1)
+    with pytest.raises(ValueError):
+        am.tstar_bound(1, n=3, m=2, k=2, mu_min=0.0)
+    assert np.allclose(am.separated_limit([4, 16]), [3 / 16, 6435 / 65536])
+
+
+# --- Monte-Carlo sampler --------------------------------------------------------------------
+
+@pytest.mark.parametrize("model", [am.ProductMixture.random(6, 2, np.random.default_rng(6)),
+                                   am.CurieWeissMixture(6, 0.5, (0.8, -0.8), weights=(0.3, 0.7))])
+def test_mc_sampler_follows_the_exact_kernel(model):
+    # law of |x| after 3 sweeps from 0^n: Monte Carlo vs exact sparse evolution of delta_0
+    r = rng(7)
+    s = am.GlauberSampler(model, np.zeros((20000, 6), dtype=np.uint8), r)
+    s.sweep(3)
+    hist = np.bincount(s.X.sum(axis=1), minlength=7) / 20000
+    start = np.zeros(64)
+    start[0] = 1
+    _, law = am.evolve(am.glauber_matrix(model), start, 18)
+    exact = np.bincount(am.states(6).sum(axis=1), weights=law[0], minlength=7)
+    assert np.abs(hist - exact).sum() / 2 < 0.02
+
+
+def test_mc_sampler_matches_exact_evolution_and_validates():
+    model = am.ProductMixture.random(5, 2, rng(8))
+    r = rng(9)
+    s = am.GlauberSampler(model, np.zeros((40000, 5), dtype=np.uint8), r)
+    for _ in range(7):
+        s.step()
+    start = np.zeros(32)
+    start[0] = 1
+    _, law = am.evolve(am.glauber_matrix(model), start, 7)
+    emp = np.bincount(s.X.astype(np.int64) @ (1 << np.arange(5)), minlength=32) / 40000
+    assert am.tv(emp, law[0]) < 0.03
+    with pytest.raises(ValueError):
+        am.GlauberSampler(model, np.zeros((3, 4)), r)
+    with pytest.raises(ValueError):
+        am.GlauberSampler(model, np.full((3, 5), 2), r)
+
+
+def test_naive_sweep_is_the_same_dynamics():
+    model = am.ProductMixture.random(4, 2, rng(10))
+    X = am.naive_glauber_sweep(model, np.zeros((3000, 4), dtype=np.uint8), rng(11))  # one sweep = 4 steps
+    start = np.zeros(16)
+    start[0] = 1
+    _, law = am.evolve(am.glauber_matrix(model), start, 4)
+    emp = np.bincount(X.astype(np.int64) @ (1 << np.arange(4)), minlength=16) / 3000
+    assert am.tv(emp, law[0]) < 0.05
+
+
+# --- data-based starts and testers ----------------------------------------------------------
+
+def test_data_based_tv_shapes_and_determinism():
+    m = am.ProductMixture.symmetric(6, 0.9)
+    a = am.data_based_tv(m, (4, 16), 5, [0, 6, 12], rng(12))
+    b = am.data_based_tv(m, (4, 16), 5, [0, 6, 12], rng(12))
+    assert a.mean.shape == (2, 3) and a.worst.shape == (3,)
+    assert np.array_equal(a.mean, b.mean)
+    starts = am.empirical_starts(m, 7, 3, rng(13))
+    assert np.allclose(starts.sum(axis=0), 1) and np.all((starts * 7) % 1 == 0)
+
+
+def test_testers_level_and_power():
+    mu = am.ProductMixture.symmetric(8, 0.85)
+    budget = am.TesterBudget(n_w=200, n_loc=400, r=8, alpha=0.1)
+    th = am.calibrate(mu, budget, 1000, rng(14))
+    null = am.rejection_rates(mu, mu, budget, th, 300, rng(15))
+    assert all(v <= 0.18 for v in null.values())
+    alt = am.rejection_rates(mu, am.weight_shift(mu, 0.3), budget, th, 100, rng(16))
+    assert alt["T_w"] > 0.9
+    loc = am.rejection_rates(mu, am.local_perturbation(mu, 0.3), budget, th, 100, rng(17))
+    assert loc["T_loc"] > 0.9
+
+
+def test_tester_input_checks():
+    with pytest.raises(ValueError, match="r >= 2"):
+        am.TesterBudget(r=1)
+    with pytest.raises(ValueError):
+        am.TesterBudget(alpha=1.5)
+    with pytest.raises(ValueError, match="different cubes"):
+        am.local_statistic(am.ProductMixture.symmetric(4, 0.8), am.ProductMixture.symmetric(5, 0.8), 10, 2, 2, rng())
+    with pytest.raises(ValueError):
+        am.weight_shift(am.ProductMixture.random(4, 3, rng()), 0.1)
+    with pytest.raises(ValueError, match="sum to 1|\\[0, 1\\]"):
+        am.weight_shift(am.ProductMixture.symmetric(4, 0.8), 0.6)
+
+
+def test_presets_cover_every_scale():
+    assert set(am.PRESETS) == set(SCALES)
+    for p in am.PRESETS.values():
+        assert 256 in p["tv_ms"] and p["m_ref"] in p["floor_ms"] and 0.2 in p["deltas"]
+        assert any(n >= 10 for n in p["floor_ns"]) and p["tv_n"] >= 10
