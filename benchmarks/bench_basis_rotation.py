@@ -1,0 +1,70 @@
+"""One optimizer step of BasisRotationAdam vs torch.optim.AdamW on 8 x (512 x 512) Linear weights.
+
+Run: ``pytest benchmarks/bench_basis_rotation.py --benchmark-only`` (``make bench``). The ratio test
+times both interleaved in one process: the per-step cost with the basis refresh excluded (period set
+beyond the timed window), and the refresh (one power-iteration + QR per side) separately, amortised
+over the default period of 10 steps. Target (issue 4): < 1.5x AdamW per step, refresh excluded --
+NOT met on CPU (see the xfail reason): the step is dominated by O(n^3) matrix products that AdamW
+does not do; the ratio is printed for the record.
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+from icml26.basis_rotation import BasisRotationAdam
+
+SHAPES = [(512, 512)] * 8
+
+
+def _params(seed: int = 0) -> list[torch.nn.Parameter]:
+    g = torch.Generator().manual_seed(seed)
+    params = [torch.nn.Parameter(torch.randn(s, generator=g) * 0.02) for s in SHAPES]
+    for p in params:
+        p.grad = torch.randn(p.shape, generator=g)
+    return params
+
+
+def _optimizers(freq: int = 10**9) -> dict[str, torch.optim.Optimizer]:
+    return {
+        "basis_rotation": BasisRotationAdam(_params(), lr=1e-3, freq=freq, check_finite=False),
+        "adamw_foreach": torch.optim.AdamW(_params(), lr=1e-3, foreach=True),
+    }
+
+
+@pytest.mark.parametrize("name", ["basis_rotation", "adamw_foreach"])
+def test_step_8x512(benchmark, name):
+    opt = _optimizers()[name]
+    opt.step()  # allocate state (and the cold-start basis)
+    benchmark.group = "optimizer step, 8 x 512x512 (refresh excluded)"
+    benchmark(opt.step)
+
+
+def _best(fn, reps: int) -> float:
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter(); fn(); out.append(time.perf_counter() - t0)
+    return min(out)
+
+
+@pytest.mark.xfail(strict=False, reason="not met on CPU: each step needs ~8 dense n^3 products per weight "
+                   "(covariance EMA + rotations), AdamW is O(n^2) and memory-bound; measured ~60-70x at n = 512")
+def test_ratio_basis_rotation_vs_adamw():
+    opts = _optimizers()
+    ours, theirs = opts["basis_rotation"], opts["adamw_foreach"]
+    ours.step(), theirs.step()
+    t_ours, t_theirs = [], []
+    for _ in range(10):  # interleaved, so both see the same machine load
+        t_ours.append(_best(ours.step, 1)); t_theirs.append(_best(theirs.step, 1))
+    step_ratio = min(t_ours) / min(t_theirs)
+    # refresh cost: the warm-start estimation alone, on the live state
+    p0 = ours.param_groups[0]["params"]
+    group = ours.param_groups[0]
+    t_refresh = _best(lambda: [ours._refresh(p, ours.state[p], p.grad, group) for p in p0], 5)
+    amortised = (min(t_ours) + t_refresh / 10) / min(t_theirs)
+    print(f"\n8 x 512x512: BR step {min(t_ours) * 1e3:.1f} ms, AdamW {min(t_theirs) * 1e3:.1f} ms, "
+          f"ratio (refresh excluded) = {step_ratio:.2f}; refresh {t_refresh * 1e3:.1f} ms "
+          f"(= {t_refresh / min(t_theirs):.1f} AdamW steps); ratio with refresh amortised over 10 steps = {amortised:.2f}")
+    assert step_ratio < 1.5
