@@ -17,9 +17,9 @@ _COMMON: dict[str, Any] = dict(
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # run_study ~ 20 s (4 splits x 200 sources x 16 samples + 32 oracle references)
+    # run_study ~ 20 s, whole notebook ~ 47 s (4 splits x 200 sources x 16 samples + 32 oracle references)
     "smoke": dict(_COMMON, n_sources=200, n_samples=16),
-    # run_study ~ 1.5 min
+    # run_study ~ 2.3 min, whole notebook ~ 3.1 min (measured on the shared machine under load)
     "book": dict(_COMMON, n_sources=500, n_samples=24),
     # hours: a trained seq2seq transformer per task as p_theta, 1000 sources x 32 samples per split
     "full": dict(_COMMON, n_sources=1000, n_samples=32, model="seq2seq",
