@@ -62,7 +62,8 @@ def _as_features(x, name: str, ndim: int) -> np.ndarray:
 def fisher_eigenvalues(sigma_s, sigma_xi, *, tau: float = 0.0) -> np.ndarray:
     """Generalised eigenvalues of ``Sigma_s v = lambda (Sigma_xi + tau I) v``, descending (Eq. 4).
 
-    Cholesky-whitening: ``L L^T = Sigma_xi + tau I``, eigenvalues of ``L^{-1} Sigma_s L^{-T}``.
+    Solved by LAPACK's generalised symmetric solver (``scipy.linalg.eigh(a, b)``: Cholesky of ``b``, then a
+    symmetric eigenproblem).
     """
     s = _as_features(sigma_s, "sigma_s", 2)
     xi = _as_features(sigma_xi, "sigma_xi", 2)
@@ -71,13 +72,10 @@ def fisher_eigenvalues(sigma_s, sigma_xi, *, tau: float = 0.0) -> np.ndarray:
     d = s.shape[0]
     b = xi + tau * np.eye(d) if tau else xi
     try:
-        low = sla.cholesky(b, lower=True, check_finite=False)
+        lam = sla.eigh((s + s.T) / 2, (b + b.T) / 2, eigvals_only=True, check_finite=False)
     except np.linalg.LinAlgError:
         raise ValueError("the residual covariance (+ tau I) is not positive definite: use more samples/views "
                          "or a positive tau") from None
-    a = sla.solve_triangular(low, s, lower=True, check_finite=False)
-    m = sla.solve_triangular(low, a.T, lower=True, check_finite=False)
-    lam = np.linalg.eigvalsh((m + m.T) / 2)
     return lam[::-1]
 
 
