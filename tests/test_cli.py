@@ -150,3 +150,20 @@ def test_cache_key_follows_the_chapter_library(tmp_path, monkeypatch):
     assert changed != key
     (package / "core.py").write_text("B = 2\n")
     assert runner.chapter_key(nb, "book") != changed
+
+
+def test_scheduler_sends_runs_to_an_existing_dask_cluster(toy_book):
+    from dask.distributed import LocalCluster
+
+    (toy_book / "notebooks" / "crash-toy.ipynb").unlink()
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        done = _repro("run", "--all", "--scale", "smoke", "--scheduler", cluster.scheduler_address, *_paths(toy_book))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"Dask scheduler {cluster.scheduler_address}" in done.stdout and "1 of 2 chapters ok" in done.stdout
+    assert json.loads((toy_book / "results" / "smoke" / "good-toy.json").read_text())["status"] == "ok"
+
+
+def test_jobs_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--all", "--jobs", "0"])
+    assert exit_info.value.code == 2
