@@ -24,7 +24,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
 
 bench: $(STAMP)
-	$(BIN)/python -m pytest benchmarks -o addopts="" -p no:nbval --benchmark-columns=min,median,mean,rounds
+	$(BIN)/python -m pytest benchmarks/bench_*.py -o addopts="" -p no:nbval -p no:cacheprovider --benchmark-columns=min,median,mean,rounds
 
 clean:
 	rm -rf _build runs results .benchmarks
