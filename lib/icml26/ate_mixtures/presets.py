@@ -25,17 +25,17 @@ _COMMON: dict[str, Any] = dict(
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # whole notebook ~ 35 s
+    # whole notebook: 35-48 s measured by `repro run` on the shared 2-core machine (load 7-9)
     "smoke": dict(_COMMON, n_identity=6, identity_instances=100, relax_ns=(6, 8, 10),
                   tv_n=10, tv_ms=(4, 16, 64, 256, 1024), tv_reps=50, m2_reps=50,
                   floor_ns=(8, 10), floor_ms=(16, 64, 256, 1024), floor_reps=100,
                   mixing_ns=(8, 10, 12), mixing_reps=30, deltas=(0.05, 0.1, 0.2)),
-    # whole notebook ~ 2 min
+    # whole notebook: 52-70 s measured the same way
     "book": dict(_COMMON, n_identity=7, identity_instances=100, relax_ns=(6, 8, 10, 12, 14),
                  tv_n=12, tv_ms=(4, 16, 64, 256, 1024), tv_reps=100, m2_reps=100,
                  floor_ns=(8, 10, 12), floor_ms=(16, 64, 256, 1024), floor_reps=200,
                  mixing_ns=(8, 10, 12, 14), mixing_reps=50, deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3)),
-    # tens of minutes on 2 cores
+    # not run yet; estimated tens of minutes on 2 cores (n = 14 exact evolution dominates)
     "full": dict(_COMMON, n_identity=8, identity_instances=300, relax_ns=(6, 8, 10, 12, 14, 16),
                  tv_n=14, tv_ms=(4, 16, 64, 256, 1024, 4096), tv_reps=500, m2_reps=500,
                  floor_ns=(8, 10, 12, 14), floor_ms=(16, 64, 256, 1024, 4096), floor_reps=500,
