@@ -18,24 +18,24 @@ _GPT = dict(n_head=4, lr=3e-3, eval_every=20, eval_batches=4, shampoo_beta=0.99,
 _TOY = dict(d=32, cond=100.0, lr=1e-2, sigma=0.05, last=200, freq=10)
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # ~ 45 s (on an idle machine ~ 25 s)
+    # ~ 55-60 s under a load of ~6 on 2 cores (~20 s of CPU time)
     "smoke": dict(
         toy=dict(_TOY, taus=(0, 15), seeds=(0,), steps=2000), invariance=dict(tau=15, steps=500),
         traj=dict(steps=150, taus=(0, 8)), interactive_steps=150,
-        mlp=dict(_MLP, steps=150, Ps=(1, 4), seeds=(0,), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
+        mlp=dict(_MLP, steps=100, Ps=(1, 4), seeds=(0,), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=()),
         gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000,
                  methods=("AdamW", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=100, n_hessian=1024),
     ),
-    # ~ 4 min
+    # ~ 4.5 min under a load of ~5 on 2 cores (2 min of CPU time)
     "book": dict(
         toy=dict(_TOY, taus=(0, 7, 15, 31), seeds=(0, 1, 2), steps=2500), invariance=dict(tau=15, steps=2000),
         traj=dict(steps=400, taus=(0, 8)), interactive_steps=300,
         mlp=dict(_MLP, steps=800, Ps=(1, 4, 8), seeds=(0,), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)")),
         gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=300, Ps=(1, 4), seeds=(0,), max_chars=None,
-                 methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)")),
+                 methods=("AdamW", "PipeDream-LR", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=400),
     ),
     # hours; a GPU when present
