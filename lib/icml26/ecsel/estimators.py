@@ -9,6 +9,7 @@ import numpy as np
 import sympy as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -22,8 +23,9 @@ def check_positive(X: np.ndarray, who: str) -> None:
     """Power laws x**beta need x > 0: a clear error, not a NaN (brief, "Bad input")."""
     if X.size and not np.all(X > 0):
         bad = np.argwhere(~(X > 0))[0]
+        prefix = "Negative values in data: " if np.any(X < 0) else ""
         raise ValueError(
-            f"{who} needs strictly positive inputs (power laws x**beta are undefined for x <= 0): "
+            f"{prefix}{who} needs strictly positive inputs (power laws x**beta are undefined for x <= 0): "
             f"X[{bad[0]}, {bad[1]}] = {X[tuple(bad)]!r}; shift or rescale the feature, or use "
             "SignomialClassifier(feature_map='unit') which maps every feature to [1, 10]")
 
@@ -176,8 +178,9 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
     ``feature_map='unit'`` applies the paper's map ``x~_j = 1 + 9 (x_j - min_j) / (max_j - min_j)``
     (train-set min/max, test values clipped to [1, 10]); ``'none'`` uses the raw features, which must then
     be strictly positive (exponents keep their physical meaning only then, brief pitfall 1). One signomial
-    per class and softmax for C > 2 classes; for two classes one signomial z and ``p(y=1) = sigmoid(z)``
-    (the paper's binary form, which also fixes the reference class, brief pitfall 6).
+    per class and softmax; for two classes and K > 1 one signomial z and ``p(y=1) = sigmoid(z)`` (the
+    paper's binary form, which also fixes the reference class, brief pitfall 6); for two classes and K = 1
+    one power law per class (a single power-law logit has a fixed sign: it could never change class).
     ``lam`` multiplies ``sum |beta|`` added to the *mean* cross-entropy (the paper's PaySim
     ``lam = 2e4`` is on a summed loss; divide by N to compare, brief pitfall 5).
 
@@ -227,12 +230,7 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         if self.feature_map == "none":
             self.gmean_ = np.exp(np.log(Xm).mean(0))
             Xm = Xm / self.gmean_
-        w = None
-        if self.class_weight == "balanced":
-            counts = np.bincount(yi, minlength=len(self.classes_))
-            w = (len(yi) / (len(self.classes_) * counts))[yi]
-        elif self.class_weight is not None:
-            raise ValueError("class_weight must be None or 'balanced'")
+        w = None if self.class_weight is None else compute_sample_weight(self.class_weight, y)
         ws = _loglinear_warm_start(np.log(Xm), yi, len(self.classes_), int(self.n_terms), w) \
             if self.warm_start == "loglinear" and int(self.n_terms) > 1 else None
         res = fit_signomial(np.log(Xm), yi, task="clf", warm_start=ws, n_classes=len(self.classes_), n_terms=self.n_terms,
@@ -252,9 +250,11 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         return self._map(X)
 
     def decision_function(self, X) -> np.ndarray:
-        """The class scores z_c(x~) (n, C) of Eq. 1 (for two classes the one logit z, shape (n,))."""
+        """The class scores z_c(x~) (n, C) of Eq. 1 (for two classes the logit of class 1, shape (n,))."""
         z = signomial_scores(self.transform_features(X), self.alpha_, self.beta_)
-        return z[:, 0] if z.shape[1] == 1 else z
+        if len(self.classes_) == 2:
+            return z[:, 0] if z.shape[1] == 1 else z[:, 1] - z[:, 0]
+        return z
 
     def predict_proba(self, X) -> np.ndarray:
         z = signomial_scores(self.transform_features(X), self.alpha_, self.beta_)
@@ -265,6 +265,7 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         return p / p.sum(1, keepdims=True)
 
     def predict(self, X):
+        check_is_fitted(self, "alpha_")
         return self.classes_[np.argmax(self.predict_proba(X), 1)]
 
     def to_sympy(self, feature_names=None, digits: int = 4) -> list[sp.Expr]:

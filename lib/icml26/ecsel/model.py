@@ -2,8 +2,8 @@
 
 Model (Eq. 1): per class c, ``z_c(x) = sum_k alpha_ck prod_j x_j**beta_ckj = sum_k alpha_ck exp(beta_ck . log x)``.
 Losses (Eq. 2-3): mean squared error (symbolic regression, one signomial) or mean cross-entropy of
-``softmax_c z_c`` (classification, one signomial per class; for two classes one signomial and
-``sigmoid(z)``), plus ``lam * sum |beta|`` (L1 on the
+``softmax_c z_c`` (classification, one signomial per class; for two classes and K > 1 one signomial
+and ``sigmoid(z)``), plus ``lam * sum |beta|`` (L1 on the
 exponents only: a zero exponent drops a feature from a term).
 
 Staged optimisation (Sec. 3.3):
@@ -152,7 +152,9 @@ def fit_signomial(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int 
     """
     if task not in ("sr", "clf"):
         raise ValueError(f"task must be 'sr' or 'clf', got {task!r}")
-    C = 1 if task == "sr" or int(n_classes) == 2 else int(n_classes)
+    # binary with K > 1: one logit signomial (sigmoid); with K = 1 one power law per class (a single power-law
+    # logit has a fixed sign and could never cross the decision threshold)
+    C = 1 if task == "sr" or (int(n_classes) == 2 and int(n_terms) > 1) else int(n_classes)
     K, m = int(n_terms), logX.shape[1]
     if K < 1 or restarts < 1:
         raise ValueError("n_terms and restarts must be >= 1")
