@@ -13,6 +13,7 @@ MULTI_TERM = ("I.11.19", "I.13.4", "I.13.12", "I.24.6", "II.2.42", "II.36.38", "
 _ECSEL_SR = dict(lam=1e-4, restarts=4, adam_steps=(600, 300), polish=2)
 
 PRESETS: dict[str, dict[str, Any]] = {
+    # whole notebook, repro run on the shared 2-core machine: 26-59 s depending on its load (40 s typical)
     "smoke": dict(
         sr_ids=SMOKE_SUBSET, sr_seeds=(42,), n_train=200, n_test=1000, ecsel_sr=_ECSEL_SR,
         sr_methods=("ecsel", "log_ols", "stlsq", "gplearn"), joint_ids=(), gplearn_ids=SMOKE_SUBSET,
@@ -21,6 +22,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         clf_ecsel=dict(restarts=1, adam_steps=(150, 75)), clf_baselines=("LR", "Tree", "HGB"),
         osi_n=3000, paysim_n=6000, case_ecsel=dict(n_terms=2, lam=1e-4, restarts=1, adam_steps=(200, 100)),
     ),
+    # whole notebook: 124 s (196 s under heavy load)
     "book": dict(
         sr_ids="all", sr_seeds=(42,), n_train=500, n_test=1000, ecsel_sr=_ECSEL_SR,
         sr_methods=("ecsel", "ecsel_joint", "log_ols", "stlsq", "gplearn"), joint_ids=MULTI_TERM,
@@ -30,6 +32,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         clf_ecsel=dict(restarts=2), clf_baselines=("LR", "Tree", "RF", "HGB", "MLP"),
         osi_n=10000, paysim_n=20000, case_ecsel=dict(n_terms=2, lam=1e-4, restarts=3),
     ),
+    # not run here: 45 equations x 5 seeds, gplearn on all, 9-point ECSEL grid; about an hour or more
     "full": dict(
         sr_ids="all", sr_seeds=(42, 43, 44, 45, 46), n_train=1000, n_test=1000,
         ecsel_sr=dict(lam=1e-4, restarts=8, adam_steps=(2000, 1000), polish=3),
