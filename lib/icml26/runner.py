@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -130,6 +131,7 @@ def run_chapter(
     results_root: str | Path,
     reuse: bool = False,
     threads: int | None = None,
+    progress: bool = False,
 ) -> RunResult:
     """Execute one chapter notebook with papermill at `scale`; never raises for a failing chapter."""
     import nbformat
@@ -168,7 +170,7 @@ def run_chapter(
         with _environment(env):
             papermill.execute_notebook(
                 str(notebook), str(out), parameters={"scale": scale}, cwd=str(notebook.parent),
-                kernel_name="python3", log_output=True, progress_bar=False,
+                kernel_name="python3", log_output=True, progress_bar=progress,
                 execution_timeout=CELL_TIMEOUT.get(scale),
             )
     except Exception as exc:  # a failing chapter is a result, not a crash of the batch
@@ -215,8 +217,9 @@ def run_chapters(
             on_result(result)
 
     if scheduler is None and jobs == 1:
+        show_cells = sys.stderr.isatty()  # papermill's per-cell bar, for a person watching a terminal
         for nb in notebooks:
-            done(run_chapter(nb, scale, runs_dir, results_root, reuse=reuse))
+            done(run_chapter(nb, scale, runs_dir, results_root, reuse=reuse, progress=show_cells))
         return results
 
     from dask.distributed import Client, LocalCluster, as_completed
