@@ -156,6 +156,20 @@ def test_glue_records_values():
     assert ch.glued == {"slope": "-0.31", "raw": 2.5}
 
 
+def test_glue_turns_array_scalars_into_python_numbers(monkeypatch):
+    import myst_nb
+
+    glued = {}
+    monkeypatch.setattr(myst_nb, "glue", lambda name, value, display=True: glued.update({name: value}))
+    ch = _chapter()
+    ch.glue("np", np.float64(0.25))
+    ch.glue("torch", torch.tensor(1.5, dtype=torch.float64))
+    ch.glue("int", np.int64(3))
+    assert glued == {"np": 0.25, "torch": 1.5, "int": 3}
+    assert all(type(v) in (float, int) for v in glued.values())
+    assert repr(glued["np"]) == "0.25"  # what myst-nb formats with {glue:text}`np:.2f`
+
+
 def test_unknown_registered_slug_is_a_clear_error():
     with pytest.raises(KeyError, match="known chapters"):
         Chapter("no-such-paper", scale="smoke", presets=PRESETS)

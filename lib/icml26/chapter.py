@@ -106,6 +106,8 @@ class Chapter:
         from IPython.display import Markdown
         from myst_nb import glue
 
+        if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
+            value = value.item()  # numpy/torch scalars: their repr (np.float64(...)) cannot be formatted
         shown = Markdown(fmt.format(value)) if fmt is not None else value
         glue(name, shown, display=False)
         self.glued[name] = fmt.format(value) if fmt is not None else value
@@ -156,15 +158,13 @@ class Chapter:
 
 
 def _plain(value: Any) -> Any:
+    """A JSON- and glue-friendly copy: numpy/torch scalars become Python numbers, containers plain."""
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
+        return value.item()  # before the isinstance test: np.float64 is a float subclass
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
-    if hasattr(value, "item") and callable(value.item):
-        try:
-            return value.item()
-        except (ValueError, TypeError):
-            pass
     return str(value)
