@@ -74,3 +74,54 @@ def test_scorecard_lists_every_chapter_and_claim(tmp_path):
     text = render_markdown(records, "book", written={"lion", "mbr"})
     assert "1 of 3 claims reproduced" in text
     assert "| C1 | claim 1 | p | Thm 1 | 0.5 | <= 1 | book | **not reproduced** |" in text
+
+
+def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
+    """The `make book` path end to end on a one-chapter toy book: papermill run, staging, scorecard, -W build."""
+    import shutil
+
+    import nbformat
+    import yaml
+
+    from icml26.runner import run_chapter
+
+    root = tmp_path / "toy"
+    shutil.copytree(ROOT / "book", root / "book")
+    shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
+    toc = {"format": "jb-book", "root": "book/intro", "parts": [
+        {"caption": "Using this book", "chapters": [{"file": "book/running"}, {"file": "book/methodology"}, {"file": "book/scorecard"}]},
+        {"caption": "Toy", "chapters": [{"file": "notebooks/toy"}]},
+        {"caption": "Back matter", "chapters": [{"file": "book/references"}]}]}
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+    (root / "notebooks").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("scale = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# A toy chapter"),
+        params,
+        nbformat.v4.new_code_cell(
+            "import numpy as np, torch, icml26\n"
+            "import matplotlib.pyplot as plt\n"
+            "ch = icml26.Chapter('toy', scale=scale, title='Toy', presets={s: {} for s in icml26.SCALES})\n"
+            "ch.glue('np_value', np.float64(0.125))\nch.glue('torch_value', torch.tensor(2.5))\n"
+            "ch.glue('text_value', 1 / 3, fmt='{:.2f}')\n"
+            "plt.plot([1, 2], [3, 4]); plt.xlabel('x'); plt.show()"),
+        nbformat.v4.new_markdown_cell("Values {glue:text}`np_value:.3f`, {glue:text}`torch_value:.1f` and {glue:md}`text_value`."),
+        nbformat.v4.new_code_cell(
+            "ch.claim('C1', 'an eighth', paper='1/8', source='toy', measured=np.float64(0.125), "
+            "check=icml26.close_to(0.125, atol=1e-12), holds_at=icml26.SCALES)\nch.finish()"),
+    ]
+    nbformat.write(nb, root / "notebooks" / "toy.ipynb")
+
+    result = run_chapter(root / "notebooks" / "toy.ipynb", "smoke", tmp_path / "runs", tmp_path / "results")
+    assert result.status == "ok", result.error
+    stage = stage_book(tmp_path / "src", "smoke", {"toy": Path(result.notebook)}, {"toy": "ok"},
+                       tmp_path / "results", execute=True, root=root)
+    assert jupyter_book_build(stage, tmp_path / "out", strict=True) == 0, "the executed toy book has Sphinx warnings"
+    html = tmp_path / "out" / "_build" / "html"
+    page = (html / "notebooks" / "toy.html").read_text()
+    assert "0.125" in page and "2.5" in page and "0.33" in page
+    scorecard = (html / "book" / "scorecard.html").read_text()
+    assert "an eighth" in scorecard and "1 of 1 claims reproduced" in scorecard

@@ -27,9 +27,10 @@ def written_notebooks(notebooks_dir: Path) -> list[Path]:
 
 
 def stage_book(stage: Path, scale: str, run_notebooks: dict[str, Path], run_status: dict[str, str],
-               results_root: Path, execute: bool) -> Path:
-    """Copy the book's sources into `stage`, swapping in executed notebooks and the scorecard."""
-    root = repo_root()
+               results_root: Path, execute: bool, root: Path | None = None) -> Path:
+    """Copy the book's sources (of `root`, default the checkout) into `stage`, swapping in executed
+    notebooks and the scorecard."""
+    root = Path(root) if root is not None else repo_root()
     if stage.exists():
         shutil.rmtree(stage)
     stage.mkdir(parents=True)
