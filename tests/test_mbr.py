@@ -40,6 +40,19 @@ def test_matches_sacrebleu_both_directions(pairs, utility):
     assert np.max(np.abs(ours_r - theirs_r)) < 1e-9
 
 
+@pytest.mark.parametrize("utility", ["bleu", "chrf"])
+def test_tiny_corpus_and_empty_strings_match_sacrebleu(utility):
+    # a whole batch shorter than the n-gram order (e.g. one-letter candidates) used to crash the n-gram chaining
+    ref_metric = {"bleu": lambda h, r: sacrebleu.sentence_bleu(h, [r]).score,
+                  "chrf": lambda h, r: sacrebleu.sentence_chrf(h, [r]).score}[utility]
+    for hyps in (["a", "b"], ["", "a"], ["", ""], ["", "a b", "ab c d e f"]):
+        fwd, rev = utility_matrix(hyps, hyps, utility)
+        for i, j in itertools.product(range(len(hyps)), repeat=2):
+            assert abs(fwd[i, j] - ref_metric(hyps[i], hyps[j])) < 1e-9
+            assert abs(rev[i, j] - ref_metric(hyps[j], hyps[i])) < 1e-9
+    assert mbr_decode(["a", "b"], utility=utility).index in (0, 1)
+
+
 def test_matrix_equals_pairwise_and_groups_do_not_mix():
     rng = np.random.default_rng(2)
     H = [[_random_sentence(rng) for _ in range(5)] for _ in range(3)]

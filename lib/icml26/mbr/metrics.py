@@ -71,7 +71,8 @@ def _chained_ids(symbols: np.ndarray, seg: np.ndarray, seg_len: np.ndarray, pos:
         if n > 1:
             # symbols[i + n - 1] for start position i (masked below where the n-gram leaves the segment)
             shifted = np.zeros_like(symbols)
-            shifted[: len(symbols) - (n - 1)] = symbols[n - 1:]
+            keep = max(len(symbols) - (n - 1), 0)  # a corpus shorter than n - 1 symbols has no n-grams
+            shifted[:keep] = symbols[n - 1:n - 1 + keep]
             ids = np.unique(ids.astype(np.int64) * n_sym + shifted, return_inverse=True)[1]
         valid = pos + n <= seg_len[seg]
         out.append((seg[valid], ids[valid]))
