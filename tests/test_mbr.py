@@ -180,6 +180,10 @@ def test_mbr_decode_and_bad_input():
         utility_matrix([], ["a"])
     with pytest.raises(ValueError, match="lambda"):
         from_mix(1.5, 0, 0)
+    with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
+        mbr_decode(hyps, method="nc", weights=(1, 0, 0, 1.5))
+    with pytest.raises(ValueError, match=">= 0"):
+        mbr_decode(hyps, method="nc", weights=(1, -1, 0, 0))
 
 
 def test_small_split_and_grid_are_deterministic():

@@ -44,7 +44,8 @@ METHODS: dict[str, tuple[float, float, float, float]] = {
 
 
 def check_weights(weights) -> tuple[float, float, float, float]:
-    """(alpha, beta, gamma, delta) as floats; a clear error for a wrong length or non-finite values."""
+    """(alpha, beta, gamma, delta) as floats; a clear error for a wrong length, non-finite or negative
+    weights, or delta outside [0, 1]."""
     try:
         w = tuple(float(x) for x in weights)
     except TypeError:
@@ -53,8 +54,10 @@ def check_weights(weights) -> tuple[float, float, float, float]:
         raise ValueError(f"weights must have 4 entries (alpha, beta, gamma, delta), got {len(w)}: {weights!r}")
     if not all(np.isfinite(w)):
         raise ValueError(f"weights must be finite, got {w}")
-    if w[0] < 0 or w[2] < 0:
-        raise ValueError(f"the likelihood weights alpha and gamma must be >= 0, got {w}")
+    if w[0] < 0 or w[1] < 0 or w[2] < 0:
+        raise ValueError(f"the channel weights alpha, beta and gamma must be >= 0, got {w}")
+    if not 0.0 <= w[3] <= 1.0:
+        raise ValueError(f"delta interpolates the reference prior between counts (0) and p (1): it must lie in [0, 1], got {w[3]}")
     if w[0] == w[1] == w[2] == 0:
         raise ValueError("alpha, beta and gamma are all zero: nothing would be scored")
     return w  # type: ignore[return-value]
