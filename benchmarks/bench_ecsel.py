@@ -12,11 +12,13 @@ import time
 import numpy as np
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 from icml26.ecsel import FEYNMAN, SignomialRegressor, gplearn_fit, recovered
 
 pytest.importorskip("gplearn")
 torch.set_num_threads(1)
+threadpool_limits(1)  # a 2-thread OpenBLAS spin-waits on a loaded CPU and distorts the ECSEL / gplearn ratio
 
 EQUATIONS = ("I.12.2", "I.47.23", "III.19.51", "I.13.12", "II.2.42", "I.24.6")
 N_TRAIN, N_TEST = 300, 500
