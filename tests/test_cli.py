@@ -118,6 +118,16 @@ def test_reuse_skips_unchanged_chapters(toy_book):
     second = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
     assert first.returncode == second.returncode == 0
     assert " ok " in first.stdout and "cached" in second.stdout
+    # a prose-only edit reuses the execution, but the executed notebook shows the new prose
+    nb = nbformat.read(toy_book / "notebooks" / "good-toy.ipynb", as_version=4)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("Some new prose."))
+    nbformat.write(nb, toy_book / "notebooks" / "good-toy.ipynb")
+    prose = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
+    assert "cached" in prose.stdout
+    executed = nbformat.read(toy_book / "runs" / "smoke" / "good-toy.ipynb", as_version=4)
+    assert [c.cell_type for c in executed.cells] == ["code", "code", "markdown", "code"]
+    assert "injected-parameters" in executed.cells[1].metadata.get("tags", [])
+    assert executed.cells[2].source == "Some new prose." and executed.cells[3].outputs
     _notebook(toy_book / "notebooks" / "good-toy.ipynb", GOOD + "\nprint('changed')")
     third = _repro("run", "good-toy", "--scale", "smoke", "--reuse", *_paths(toy_book))
     assert "cached" not in third.stdout

@@ -114,6 +114,32 @@ def _cached(out: Path, key: str, results_file: Path) -> bool:
     return meta.get("key") == key and meta.get("status") == "ok"
 
 
+def _refresh_prose(source: Path, executed: Path) -> None:
+    """Give a cached executed notebook the source's current Markdown cells.
+
+    The key covers code cells only, so an edit of the prose reuses the execution; the book must still
+    show the new prose. Code cells (identical by the key) keep their outputs, in order, and papermill's
+    injected-parameters cell stays after the parameters cell.
+    """
+    import nbformat
+
+    src = nbformat.read(source, as_version=4)
+    ex = nbformat.read(executed, as_version=4)
+    injected = [c for c in ex.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    executed_code = iter(c for c in ex.cells if c.cell_type == "code" and c not in injected)
+    cells = []
+    for cell in src.cells:
+        if cell.cell_type != "code":
+            cells.append(cell)
+            continue
+        cells.append(next(executed_code))
+        if "parameters" in cell.metadata.get("tags", []):
+            cells.extend(injected)
+    if [c.source for c in cells] != [c.source for c in ex.cells]:
+        ex.cells = cells
+        nbformat.write(ex, executed)
+
+
 def _describe_error(exc: Exception) -> str:
     """One line: the notebook's own exception (name, first line, cell) rather than papermill's wrapper."""
     if hasattr(exc, "ename") and hasattr(exc, "evalue"):
@@ -145,6 +171,7 @@ def run_chapter(
     results_file = Path(results_root).resolve() / scale / f"{slug}.json"
     key = chapter_key(notebook, scale)
     if reuse and _cached(out, key, results_file):
+        _refresh_prose(notebook, out)
         held, total, failed = _claims_summary(results_file)
         return RunResult(slug, scale, "cached", 0.0, held, total, failed, str(out), str(log_path))
 
