@@ -65,6 +65,13 @@ def test_unknown_scale_exits_2_listing_the_scales():
     assert "smoke" in done.stderr and "book" in done.stderr and "full" in done.stderr
 
 
+def test_bad_scale_in_the_environment_exits_2(monkeypatch, capsys):
+    monkeypatch.setenv("ICML26_SCALE", "huge")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--all"])
+    assert exit_info.value.code == 2 and "ICML26_SCALE" in capsys.readouterr().err
+
+
 def test_unknown_chapter_exits_2(capsys):
     assert main(["run", "no-such-paper", "--scale", "smoke"]) == 2
     assert "unknown chapter 'no-such-paper'" in capsys.readouterr().err

@@ -170,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_run = sub.add_parser("run", help="execute chapters with papermill")
     p_run.add_argument("slugs", nargs="*", metavar="SLUG")
     p_run.add_argument("--all", action="store_true", help="every written chapter")
-    common(p_run, os.environ.get("ICML26_SCALE") if os.environ.get("ICML26_SCALE") in SCALES else "book")
+    common(p_run, os.environ.get("ICML26_SCALE") or "book")
     p_run.add_argument("--jobs", type=int, default=1, help="chapters run in parallel (local Dask processes)")
     p_run.add_argument("--scheduler", metavar="ADDRESS", help="send the runs to an existing Dask scheduler, e.g. tcp://host:8786")
     p_run.add_argument("--reuse", action="store_true", help="skip chapters whose executed notebook is up to date")
@@ -188,6 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "scale", None) not in SCALES:  # a bad $ICML26_SCALE default escapes argparse's choices
+        parser.error(f"unknown scale {args.scale!r} (from $ICML26_SCALE); valid scales are: {', '.join(SCALES)}")
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be at least 1")
     handler = {"run": cmd_run, "list": cmd_list, "report": cmd_report, "book": cmd_book}[args.command]
