@@ -14,12 +14,12 @@ the plain Python loop. Run: ``pytest benchmarks/bench_ate_mixtures.py -o addopts
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
 
 from icml26.ate_mixtures import GlauberSampler, ProductMixture, glauber_matrix, naive_glauber_sweep
+from icml26.timing import interleaved_best
 
 N_SITES = 32
 CHAINS = 16384
@@ -88,14 +88,11 @@ def test_ratio_vectorised_vs_python_loop():
     sampler = GlauberSampler(model, _chains(CHAINS), np.random.default_rng(1))
     X, rng = _chains(NAIVE_CHAINS), np.random.default_rng(2)
     sampler.sweep(1)
-    fast, slow, incr = [], [], []
-    for _ in range(3):  # interleaved, so all see the same machine load
-        t0 = time.perf_counter(); sampler.sweep(1); fast.append(time.perf_counter() - t0)
-        t0 = time.perf_counter(); naive_glauber_sweep(model, X, rng); slow.append(time.perf_counter() - t0)
-        t0 = time.perf_counter(); incremental_python_sweep(model, X, rng); incr.append(time.perf_counter() - t0)
-    rate_fast = CHAINS * N_SITES / min(fast)
-    rate_slow = NAIVE_CHAINS * N_SITES / min(slow)
-    rate_incr = NAIVE_CHAINS * N_SITES / min(incr)
+    best = interleaved_best({"fast": lambda: sampler.sweep(1), "slow": lambda: naive_glauber_sweep(model, X, rng),
+                             "incr": lambda: incremental_python_sweep(model, X, rng)}, rounds=3)
+    rate_fast = CHAINS * N_SITES / best["fast"]
+    rate_slow = NAIVE_CHAINS * N_SITES / best["slow"]
+    rate_incr = NAIVE_CHAINS * N_SITES / best["incr"]
     ratio = rate_fast / rate_slow
     print(f"\nGlauber sweep, n = {N_SITES}: vectorised {rate_fast:.3g} chain-sites/s ({CHAINS} chains); "
           f"straightforward Python loop {rate_slow:.3g} chain-sites/s, ratio = {ratio:.0f}x; "

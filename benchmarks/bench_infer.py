@@ -6,13 +6,13 @@ The field is untrained (the cost of rendering does not depend on the weights); s
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
 import torch
 
 from icml26 import infer as I
+from icml26.timing import interleaved_best
 
 pytest.importorskip("pyroomacoustics")
 
@@ -57,11 +57,8 @@ def test_simulate_pyroomacoustics(benchmark, setup):
 
 def test_ratio_field_vs_simulation(setup):
     cabin, receivers, model = setup
-    t_field, t_sim = [], []
-    for _ in range(5):  # interleaved, so both see the same machine load
-        t0 = time.perf_counter(); _render(model, receivers); t_field.append(time.perf_counter() - t0)
-        t0 = time.perf_counter(); _simulate(cabin, receivers); t_sim.append(time.perf_counter() - t0)
-    rate_field, rate_sim = N_RECEIVERS / min(t_field), N_RECEIVERS / min(t_sim)
+    best = interleaved_best({"field": lambda: _render(model, receivers), "sim": lambda: _simulate(cabin, receivers)}, rounds=5)
+    rate_field, rate_sim = N_RECEIVERS / best["field"], N_RECEIVERS / best["sim"]
     print(f"\n{N_RECEIVERS} responses (N={cabin.n_fft}, max_order={cabin.max_order}): INFER-lite render "
           f"{rate_field:.0f} responses/s, pyroomacoustics ISM {rate_sim:.0f} responses/s, "
           f"ratio field/simulation = {rate_field / rate_sim:.2f}")

@@ -5,12 +5,12 @@ and lion-pytorch interleaved in one process and prints (and bounds) ours / lion-
 """
 from __future__ import annotations
 
-import time
 
 import pytest
 import torch
 
 from icml26.lion import Lion
+from icml26.timing import interleaved_best
 
 lion_pytorch = pytest.importorskip("lion_pytorch")
 
@@ -49,11 +49,8 @@ def test_ratio_ours_vs_lion_pytorch():
     opts = _optimizers()
     ours, theirs = opts["icml26_lion"], opts["lion_pytorch"]
     ours.step(), theirs.step()
-    t_ours, t_theirs = [], []
-    for _ in range(15):  # interleaved, so both see the same machine load
-        t0 = time.perf_counter(); ours.step(); t_ours.append(time.perf_counter() - t0)
-        t0 = time.perf_counter(); theirs.step(); t_theirs.append(time.perf_counter() - t0)
-    ratio = min(t_ours) / min(t_theirs)
-    print(f"\nLion step on 10M params: ours {min(t_ours) * 1e3:.1f} ms, lion-pytorch {min(t_theirs) * 1e3:.1f} ms, "
+    best = interleaved_best({"ours": ours.step, "lion-pytorch": theirs.step}, rounds=15)
+    ratio = best["ours"] / best["lion-pytorch"]
+    print(f"\nLion step on 10M params: ours {best['ours'] * 1e3:.1f} ms, lion-pytorch {best['lion-pytorch'] * 1e3:.1f} ms, "
           f"ratio ours/lion-pytorch = {ratio:.3f}")
     assert ratio <= 1.05

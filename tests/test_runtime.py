@@ -208,3 +208,16 @@ def test_live_figure_builds_controls_and_draws_once(monkeypatch):
     assert calls[-1] == 0.75
     with pytest.raises(TypeError):
         live_figure(draw, lr=0.5)
+
+
+def test_interleaved_best_takes_the_minimum_of_each():
+    import time
+
+    from icml26.timing import interleaved_best
+
+    calls = []
+    best = interleaved_best({"fast": lambda: calls.append("f"), "slow": lambda: (calls.append("s"), time.sleep(0.01))}, rounds=3)
+    assert calls == ["f", "s"] * 3  # interleaved, in turn
+    assert best["slow"] >= 0.01 > best["fast"] >= 0
+    with pytest.raises(ValueError):
+        interleaved_best({"x": lambda: None}, rounds=0)
