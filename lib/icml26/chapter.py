@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from . import provenance
-from .checks import Check
-from .ledger import ClaimFailed, Ledger
+from .checks import Check, python_scalar
+from .ledger import ClaimFailed, Ledger, jsonable
 from .paths import results_dir
 from .registry import SLUGS, chapter_info
 from .scales import BUDGET_SECONDS, resolve_scale, select_preset
@@ -106,8 +106,7 @@ class Chapter:
         from IPython.display import Markdown
         from myst_nb import glue
 
-        if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
-            value = value.item()  # numpy/torch scalars: their repr (np.float64(...)) cannot be formatted
+        value = python_scalar(value)  # myst-nb cannot format the repr of a numpy/torch scalar
         shown = Markdown(fmt.format(value)) if fmt is not None else value
         glue(name, shown, display=False)
         self.glued[name] = fmt.format(value) if fmt is not None else value
@@ -126,10 +125,10 @@ class Chapter:
             "seed": self.seed,
             "status": "failed" if failed else "ok",
             "claims": [c.to_json() for c in self.ledger.claims],
-            "preset": {k: _plain(v) for k, v in self.preset.items()},
+            "preset": jsonable(self.preset),
             "timings": {**{k: round(v, 3) for k, v in self.timings.items()}, "total": round(total, 3)},
             "budget_seconds": BUDGET_SECONDS[self.scale],
-            "glued": {k: _plain(v) for k, v in self.glued.items()},
+            "glued": jsonable(self.glued),
             "versions": provenance.package_versions(),
             "git": provenance.git_state(),
             "machine": provenance.machine(),
@@ -156,15 +155,3 @@ class Chapter:
             raise ClaimFailed(f"{len(failed)} claim(s) failed at scale {self.scale!r}, where they are declared to hold:\n{lines}")
         return table
 
-
-def _plain(value: Any) -> Any:
-    """A JSON- and glue-friendly copy: numpy/torch scalars become Python numbers, containers plain."""
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
-        return value.item()  # before the isinstance test: np.float64 is a float subclass
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return str(value)

@@ -11,12 +11,22 @@ from numbers import Real
 from typing import Any
 
 
+def python_scalar(value: Any) -> Any:
+    """A NumPy/torch scalar (0-d) as the Python number it holds; anything else unchanged.
+
+    Tested before any ``isinstance(value, float)``: ``np.float64`` is a float subclass whose repr
+    (``np.float64(0.5)``) neither JSON nor myst-nb's glue formatting accepts.
+    """
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", None) == 0:
+        return value.item()
+    return value
+
+
 def _as_float(value: Any) -> float:
     """A real number from a Python/NumPy/torch/sympy scalar; anything else is a `TypeError`."""
     if isinstance(value, bool):
         raise TypeError("a boolean is not a number; use is_true()")
-    if hasattr(value, "item") and callable(value.item):  # numpy / torch scalars
-        value = value.item()
+    value = python_scalar(value)
     try:
         return float(value)
     except (TypeError, ValueError) as exc:
@@ -125,8 +135,7 @@ class Equals(Check):
 @dataclass(frozen=True)
 class IsTrue(Check):
     def holds(self, measured: Any) -> bool:
-        if hasattr(measured, "item") and callable(measured.item):
-            measured = measured.item()
+        measured = python_scalar(measured)
         if not isinstance(measured, bool):
             raise TypeError(f"is_true() expects a boolean, got {measured!r}")
         return measured

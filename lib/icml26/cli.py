@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from .ledger import REPRODUCED, tally
 from .paths import repo_root
 from .registry import SLUGS
 from .runner import RunResult, run_chapters
@@ -105,9 +106,8 @@ def cmd_list(args) -> int:
         path = results / args.scale / f"{chapter.slug}.json"
         if path.exists():
             record = json.loads(path.read_text())
-            claims = record.get("claims", [])
-            held = sum(c["status"] == "reproduced" for c in claims)
-            last = f"{record.get('status')}, {held}/{len(claims)} claims reproduced, {record.get('timings', {}).get('total', 0):.0f} s, {record.get('finished', '')}"
+            counts = tally(record.get("claims", []))
+            last = f"{record.get('status')}, {counts[REPRODUCED]}/{counts['total']} claims reproduced, {record.get('timings', {}).get('total', 0):.0f} s, {record.get('finished', '')}"
         else:
             last = "none"
         print(f"{chapter.slug:<26} {'yes' if written else 'not yet':<9} {last}")

@@ -11,16 +11,26 @@ A claim *holds at* a set of scales, declared by the chapter before it is measure
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .checks import Check
+from .checks import Check, python_scalar
 from .scales import SCALES
 
 REPRODUCED = "reproduced"
 FAILED = "FAILED"
 NOT_REPRODUCED = "not reproduced"
 NOT_REACHED = "not reached"
+
+
+def tally(claims) -> dict[str, int]:
+    """How many of a results file's claims (dicts with a "status") have each status, and in total."""
+    counts = {status: 0 for status in (REPRODUCED, FAILED, NOT_REPRODUCED, NOT_REACHED)}
+    for claim in claims:
+        counts[claim["status"]] = counts.get(claim["status"], 0) + 1
+    counts["total"] = sum(counts.values())
+    return counts
 
 
 class ClaimFailed(AssertionError):
@@ -48,16 +58,17 @@ class Claim:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["holds_at"] = list(self.holds_at)
-        out["measured"] = _jsonable(self.measured)
+        out["measured"] = jsonable(self.measured)
         out["declared"] = self.declared
         return out
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """A strict-JSON copy of a results value: array scalars as Python numbers, non-finite floats and
+    symbolic values as strings, containers recursively; anything else as its string."""
+    value = python_scalar(value)
     if value is None or isinstance(value, (bool, str, int)):
         return value
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 0) == 0:
-        value = value.item()
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     try:
@@ -68,7 +79,9 @@ def _jsonable(value: Any) -> Any:
     except ImportError:  # pragma: no cover
         pass
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
     return str(value)
 
 
@@ -77,8 +90,7 @@ def format_measured(value: Any) -> str:
         return "n/a"
     if isinstance(value, bool):
         return str(value)
-    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 0) == 0:
-        value = value.item()
+    value = python_scalar(value)
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"

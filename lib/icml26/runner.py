@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .ledger import FAILED, REPRODUCED, tally
 from .paths import repo_root
 from .registry import SLUGS, chapter_info
 
@@ -99,10 +100,8 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 def _claims_summary(results_file: Path) -> tuple[int, int, int]:
     if not results_file.exists():
         return 0, 0, 0
-    claims = json.loads(results_file.read_text()).get("claims", [])
-    held = sum(c["status"] == "reproduced" for c in claims)
-    failed = sum(c["status"] == "FAILED" for c in claims)
-    return held, len(claims), failed
+    counts = tally(json.loads(results_file.read_text()).get("claims", []))
+    return counts[REPRODUCED], counts["total"], counts[FAILED]
 
 
 def _cached(out: Path, key: str, results_file: Path) -> bool:

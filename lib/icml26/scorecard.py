@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .ledger import FAILED, NOT_REACHED, NOT_REPRODUCED, REPRODUCED, tally
 from .registry import CHAPTERS
 
 
@@ -42,14 +43,14 @@ def summary_rows(records: dict[str, dict], written: set[str], run_status: dict[s
     slugs = [c.slug for c in CHAPTERS] + sorted(set(records) - {c.slug for c in CHAPTERS})
     rows = []
     for slug in slugs:
-        claims = records.get(slug, {}).get("claims", [])
+        counts = tally(records.get(slug, {}).get("claims", []))
         rows.append({
             "slug": slug,
             "status": chapter_status(slug, records, written, run_status),
-            "reproduced": sum(c["status"] == "reproduced" for c in claims),
-            "not reproduced": sum(c["status"] in ("not reproduced", "not reached") for c in claims),
-            "failed": sum(c["status"] == "FAILED" for c in claims),
-            "claims": len(claims),
+            "reproduced": counts[REPRODUCED],
+            "not reproduced": counts[NOT_REPRODUCED] + counts[NOT_REACHED],
+            "failed": counts[FAILED],
+            "claims": counts["total"],
             "seconds": records.get(slug, {}).get("timings", {}).get("total"),
         })
     return rows
