@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from .chapter import Chapter
 from .checks import at_least, at_most, between, close_to, equals, is_true
-from .ledger import ClaimFailed
+from .ledger import KINDS, ClaimFailed, ClaimsIncomplete
 from .progress import progress
 from .registry import CHAPTERS, SLUGS, chapter_info
 from .scales import SCALES, ScaleError, resolve_scale, select_preset
 from .seeding import device, seed_everything
+from .stats import SeedSummary, over_seeds, paired_difference
 from .style import method_colors, use_book_style
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CHAPTERS", "Chapter", "ClaimFailed", "SCALES", "SLUGS", "ScaleError", "at_least", "at_most",
-    "between", "chapter_info", "close_to", "device", "equals", "is_true", "method_colors", "progress",
-    "resolve_scale", "seed_everything", "select_preset", "use_book_style",
+    "CHAPTERS", "Chapter", "ClaimFailed", "ClaimsIncomplete", "KINDS", "SCALES", "SLUGS", "ScaleError",
+    "SeedSummary", "at_least", "at_most", "between", "chapter_info", "close_to", "device", "equals", "is_true",
+    "method_colors", "over_seeds", "paired_difference", "progress", "resolve_scale", "seed_everything",
+    "select_preset", "use_book_style",
 ]
