@@ -15,6 +15,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from icml26.ecsel import FEYNMAN, SignomialRegressor, gplearn_fit, recovered
+from icml26.timing import record_bench
 
 pytest.importorskip("gplearn")
 torch.set_num_threads(1)
@@ -52,5 +53,8 @@ def test_ratio_ecsel_vs_gplearn():
     ratio = float(np.median(t_e) / np.median(t_g))
     print(f"\nmedian fit time per equation: ECSEL {np.median(t_e):.2f} s, gplearn {np.median(t_g):.2f} s, "
           f"ratio ECSEL/gplearn = {ratio:.3f}; recovered ECSEL {rec_e}/{len(EQUATIONS)}, gplearn {rec_g}/{len(EQUATIONS)}")
+    record_bench("ecsel", "fit per Feynman equation (median)", "ECSEL SignomialRegressor", float(np.median(t_e)),
+                 "gplearn SymbolicRegressor", float(np.median(t_g)), rounds=1,
+                 note=f"median over {len(EQUATIONS)} equations, run in turn; recovered ECSEL {rec_e}, gplearn {rec_g}")
     assert rec_e >= rec_g
     assert ratio <= 1.0

@@ -13,7 +13,7 @@ import scipy.linalg as sla
 import torch
 
 from icml26.icr import EDMDenoiser, heun_sample, icr
-from icml26.timing import interleaved_best
+from icml26.timing import interleaved_best, record_bench
 
 N, D = 512, 128
 
@@ -53,6 +53,7 @@ def test_ratio_ours_vs_scipy():
     best = interleaved_best({"ours": lambda: ours(h1, h2), "scipy": lambda: scipy_reference(h1, h2)}, rounds=30)
     ratio = best["ours"] / best["scipy"]  # minima: robust to other load on the machine
     print(f"\nICR 512x128: ours {1e3 * best['ours']:.2f} ms, scipy eigh {1e3 * best['scipy']:.2f} ms (best of 30), ratio {ratio:.2f}")
+    record_bench("icr", "ICR of two 512x128 views", "ours", best["ours"], "scipy.linalg.eigh reference", best["scipy"], rounds=30)
     assert ratio < 3.0
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from icml26 import infer as I
-from icml26.timing import interleaved_best
+from icml26.timing import interleaved_best, record_bench
 
 pytest.importorskip("pyroomacoustics")
 
@@ -62,3 +62,5 @@ def test_ratio_field_vs_simulation(setup):
     print(f"\n{N_RECEIVERS} responses (N={cabin.n_fft}, max_order={cabin.max_order}): INFER-lite render "
           f"{rate_field:.0f} responses/s, pyroomacoustics ISM {rate_sim:.0f} responses/s, "
           f"ratio field/simulation = {rate_field / rate_sim:.2f}")
+    record_bench("infer", f"{N_RECEIVERS} frequency responses", "INFER-lite field render", best["field"],
+                 "pyroomacoustics image-source simulation", best["sim"], rounds=5)

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from icml26.lion import Lion
-from icml26.timing import interleaved_best
+from icml26.timing import interleaved_best, record_bench
 
 lion_pytorch = pytest.importorskip("lion_pytorch")
 
@@ -53,4 +53,6 @@ def test_ratio_ours_vs_lion_pytorch():
     ratio = best["ours"] / best["lion-pytorch"]
     print(f"\nLion step on 10M params: ours {best['ours'] * 1e3:.1f} ms, lion-pytorch {best['lion-pytorch'] * 1e3:.1f} ms, "
           f"ratio ours/lion-pytorch = {ratio:.3f}")
+    record_bench("lion", "optimizer step, 10M parameters", "icml26.lion.Lion", best["ours"],
+                 "lion-pytorch Lion", best["lion-pytorch"], rounds=15)
     assert ratio <= 1.05

@@ -3,13 +3,15 @@
 Also the scorecard generator, which fills the scorecard page from a build's results files.
 """
 import json
+import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from icml26.bookbuild import SCORECARD_MARKER, jupyter_book_build, stage_book
 from icml26.registry import CHAPTERS
-from icml26.scorecard import load_results, render_markdown, summary_rows
+from icml26.scorecard import full_state, load_results, render_markdown, summary_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,26 +56,86 @@ def _record(slug, statuses):
     return {
         "slug": slug, "title": f"Title of {slug}", "scale": "book", "seed": 0,
         "status": "failed" if "FAILED" in statuses else "ok",
-        "claims": [{"id": f"C{i}", "statement": f"claim {i}", "paper_value": "p", "paper_source": "Thm 1",
+        "claims": [{"id": f"C{i}", "statement": f"claim {i}", "kind": kind, "paper_value": "p", "paper_source": "Thm 1",
                     "measured_text": "0.5", "comparison": "<= 1", "holds_at": ["book"], "status": s}
-                   for i, s in enumerate(statuses)],
+                   for i, (s, kind) in enumerate(statuses)],
         "timings": {"total": 12.0}, "git": {"commit": "abcdef1234567"},
     }
 
 
 def test_scorecard_lists_every_chapter_and_claim(tmp_path):
     (tmp_path / "book").mkdir()
-    (tmp_path / "book" / "lion.json").write_text(json.dumps(_record("lion", ["reproduced", "not reproduced"])))
-    (tmp_path / "book" / "mbr.json").write_text(json.dumps(_record("mbr", ["FAILED"])))
+    (tmp_path / "book" / "lion.json").write_text(json.dumps(_record(
+        "lion", [("reproduced", "paper"), ("not reproduced", "paper"), ("reproduced", "check"), ("reproduced", "derived")])))
+    (tmp_path / "book" / "mbr.json").write_text(json.dumps(_record("mbr", [("FAILED", "paper"), ("reproduced", "check")])))
     records = load_results(tmp_path, "book")
     rows = {r["slug"]: r for r in summary_rows(records, written={"lion", "mbr"}, run_status={"mbr": "failed"})}
     assert len(rows) == len(CHAPTERS)
-    assert rows["lion"]["status"] == "ok" and rows["lion"]["reproduced"] == 1 and rows["lion"]["not reproduced"] == 1
-    assert rows["mbr"]["status"] == "run failed" and rows["mbr"]["failed"] == 1
+    lion = rows["lion"]
+    assert lion["status"] == "ok" and (lion["paper reproduced"], lion["paper claims"], lion["paper not reproduced"]) == (1, 2, 1)
+    assert (lion["checks passed"], lion["checks"], lion["derived reproduced"], lion["derived claims"]) == (1, 1, 1, 1)
+    assert rows["mbr"]["status"] == "run failed" and rows["mbr"]["failed"] == 1 and rows["mbr"]["paper reproduced"] == 0
     assert rows["ecsel"]["status"] == "not yet written"
     text = render_markdown(records, "book", written={"lion", "mbr"})
-    assert "1 of 3 claims reproduced" in text
-    assert "| C1 | claim 1 | p | Thm 1 | 0.5 | <= 1 | book | **not reproduced** |" in text
+    # the headline counts paper claims only; checks and derived claims are counted apart
+    assert "1 of 3 paper claims reproduced at `book`" in text
+    assert "derived from the theory: 1 of 1" in text and "our own checks: 2 of 2 passed" in text
+    assert "| C1 | paper | claim 1 | p | Thm 1 | 0.5 | <= 1 | book | **not reproduced** |" in text
+    assert "[lion](../notebooks/lion.ipynb)" in text
+
+
+def _full_record(slug, key, preset_scale="full"):
+    record = _record(slug, [("reproduced", "paper"), ("not reproduced", "paper")])
+    record.update(scale="full", preset_scale=preset_scale, cache_key=key, counts={})
+    return record
+
+
+def test_scorecard_full_column_is_current_stale_or_invalid(tmp_path):
+    from icml26.cachekey import chapter_key
+
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for slug in ("lion", "mbr", "ecsel"):
+        shutil.copy2(ROOT / "notebooks" / "lion.ipynb", notebooks / f"{slug}.ipynb")
+    full = {"lion": _full_record("lion", chapter_key(notebooks / "lion.ipynb", "full")),
+            "mbr": _full_record("mbr", "an-old-key"),
+            "ecsel": _full_record("ecsel", chapter_key(notebooks / "ecsel.ipynb", "full"), preset_scale="smoke")}
+    rows = {r["slug"]: r for r in summary_rows({}, {"lion", "mbr", "ecsel"}, full_records=full, notebooks_dir=notebooks)}
+    assert rows["lion"]["full"]["state"] == "current" and rows["lion"]["full"]["reproduced"] == 1
+    assert rows["mbr"]["full"]["state"] == "stale"
+    assert rows["ecsel"]["full"]["state"] == "invalid"  # a structure run is never published as a result
+    text = render_markdown({}, "book", {"lion", "mbr", "ecsel"}, full_records=full, notebooks_dir=notebooks)
+    assert "1/2 @ abcdef1234" in text and "(**stale**)" in text
+    # editing the notebook's code makes the published full result stale
+    nb = nbformat.read(notebooks / "lion.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("x = 1"))
+    nbformat.write(nb, notebooks / "lion.ipynb")
+    assert full_state("lion", full["lion"], notebooks)["state"] == "stale"
+
+
+def test_performance_page_from_bench_results(tmp_path, monkeypatch):
+    from icml26.perfpage import render_performance
+    from icml26.timing import record_bench
+
+    assert "No benchmark results" in render_performance(tmp_path / "bench")
+    monkeypatch.setenv("ICML26_BENCH_DIR", str(tmp_path / "bench"))
+    record_bench("lion", "step", "ours", 0.002, "lion-pytorch", 0.004, rounds=5)
+    record_bench("lion", "other", "ours", 0.003, "peer", 0.001, rounds=5, note="slower here")
+    with pytest.raises(ValueError, match="positive"):
+        record_bench("lion", "bad", "ours", float("nan"), "peer", 0.001, rounds=5)
+    with pytest.raises(KeyError):
+        record_bench("no-such", "k", "ours", 1.0, "peer", 1.0, rounds=1)
+    record = json.loads((tmp_path / "bench" / "lion.json").read_text())
+    assert set(record["comparisons"]) == {"step", "other"} and record["comparisons"]["step"]["ratio"] == 0.5
+    assert "cpus" in record["comparisons"]["step"]["machine"]
+    page = render_performance(tmp_path / "bench")
+    assert "| **0.5** |" in page and "| **3** |" in page and "slower here" in page
+
+
+def test_committed_bench_results_cover_every_benchmark():
+    bench = {p.stem.removeprefix("bench_").replace("_", "-") for p in (ROOT / "benchmarks").glob("bench_*.py")}
+    recorded = {p.stem for p in (ROOT / "results" / "bench").glob("*.json")}
+    assert bench <= recorded, f"make bench has not recorded {sorted(bench - recorded)} (results/bench/ is committed)"
 
 
 def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
@@ -89,7 +151,7 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     shutil.copytree(ROOT / "book", root / "book")
     shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
     toc = {"format": "jb-book", "root": "book/intro", "parts": [
-        {"caption": "Using this book", "chapters": [{"file": "book/running"}, {"file": "book/methodology"}, {"file": "book/scorecard"}]},
+        {"caption": "Using this book", "chapters": [{"file": "book/running"}, {"file": "book/methodology"}, {"file": "book/scorecard"}, {"file": "book/performance"}]},
         {"caption": "Toy", "chapters": [{"file": "notebooks/toy"}]},
         {"caption": "Back matter", "chapters": [{"file": "book/references"}]}]}
     (root / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
@@ -110,8 +172,9 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
             "plt.plot([1, 2], [3, 4]); plt.xlabel('x'); plt.show()"),
         nbformat.v4.new_markdown_cell("Values {glue:text}`np_value:.3f`, {glue:text}`torch_value:.1f` and {glue:md}`text_value`."),
         nbformat.v4.new_code_cell(
-            "ch.claim('C1', 'an eighth', paper='1/8', source='toy', measured=np.float64(0.125), "
-            "check=icml26.close_to(0.125, atol=1e-12), holds_at=icml26.SCALES)\nch.finish()"),
+            "ch.declare('C1', 'an eighth', kind='paper', paper='1/8', source='toy', "
+            "check=icml26.close_to(0.125, atol=1e-12), holds_at=icml26.SCALES)\nch.paper_card()"),
+        nbformat.v4.new_code_cell("ch.measure('C1', np.float64(0.125))\nch.finish()"),
     ]
     nbformat.write(nb, root / "notebooks" / "toy.ipynb")
 
@@ -124,4 +187,4 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     page = (html / "notebooks" / "toy.html").read_text()
     assert "0.125" in page and "2.5" in page and "0.33" in page
     scorecard = (html / "book" / "scorecard.html").read_text()
-    assert "an eighth" in scorecard and "1 of 1 claims reproduced" in scorecard
+    assert "an eighth" in scorecard and "1 of 1 paper claims reproduced" in scorecard

@@ -1,5 +1,6 @@
 """The `repro` command: usage errors, a batch with a failing chapter, Dask, list and report."""
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,15 +28,19 @@ GOOD = """
 import icml26
 ch = icml26.Chapter("good-toy", scale=scale, seed=0, title="A toy that passes",
                     presets={s: {"n": i} for i, s in enumerate(icml26.SCALES)})
-ch.claim("T1", "two plus two", paper="4", source="arithmetic", measured=2 + 2, check=icml26.equals(4), holds_at=icml26.SCALES)
-ch.claim("T2", "not at smoke", paper="1", source="-", measured=0.0, check=icml26.at_least(1.0), holds_at=("full",))
+ch.declare("T1", "two plus two", kind="paper", paper="4", source="arithmetic", check=icml26.equals(4), holds_at=icml26.SCALES)
+ch.declare("T2", "not at smoke", kind="check", paper="1", source="-", check=icml26.at_least(1.0), holds_at=("full",))
+ch.paper_card()
+ch.measure("T1", 2 + 2)
+ch.measure("T2", 0.0)
 ch.finish()
 """
 BAD = """
 import icml26
 ch = icml26.Chapter("bad-toy", scale=scale, seed=0, title="A toy whose claim fails",
                     presets={s: {} for s in icml26.SCALES})
-ch.claim("T1", "pi is three", paper="3", source="-", measured=3.14159, check=icml26.close_to(3.0, atol=1e-3), holds_at=icml26.SCALES)
+ch.declare("T1", "pi is three", kind="paper", paper="3", source="-", check=icml26.close_to(3.0, atol=1e-3), holds_at=icml26.SCALES)
+ch.measure("T1", 3.14159)
 ch.finish()
 """
 CRASH = "raise RuntimeError('this chapter crashes')"
@@ -96,6 +101,8 @@ def test_failing_chapters_are_reported_while_the_others_finish(toy_book):
     out = done.stdout
     assert "1 of 3 chapters ok" in out and "bad-toy" in out and "crash-toy" in out
     assert "ClaimFailed" in out and "RuntimeError" in out
+    assert "paper claims reproduced: 1 of 2" in out
+    assert "without encryption" not in done.stdout + done.stderr  # ipykernel's start-up warning, once per chapter
     good = json.loads((toy_book / "results" / "smoke" / "good-toy.json").read_text())
     assert [c["status"] for c in good["claims"]] == ["reproduced", "not reproduced"]
     bad = json.loads((toy_book / "results" / "smoke" / "bad-toy.json").read_text())
@@ -144,29 +151,41 @@ def test_list_and_report(toy_book):
     _repro("run", "good-toy", "--scale", "smoke", *_paths(toy_book))
     listed = _repro("list", "--scale", "smoke", *_paths(toy_book))
     assert listed.returncode == 0 and "lion" in listed.stdout and "not yet" in listed.stdout
+    assert listed.stdout.startswith("1 of 1 paper claims reproduced at smoke")  # the headline leads
     report = _repro("report", "--scale", "smoke", *_paths(toy_book))
-    assert report.returncode == 0 and "good-toy/T1: reproduced" in report.stdout
+    assert report.returncode == 0 and report.stdout.startswith("1 of 1 paper claims reproduced at smoke")
+    assert "good-toy/T1 [paper]: reproduced" in report.stdout and "our own checks: 0 of 1 passed" in report.stdout
     markdown = _repro("report", "--scale", "smoke", "--markdown", *_paths(toy_book))
-    assert "| T1 | two plus two |" in markdown.stdout
+    assert "| T1 | paper | two plus two |" in markdown.stdout
 
 
 def test_cache_key_follows_the_chapter_library(tmp_path, monkeypatch):
-    from icml26 import runner
+    from icml26 import cachekey
 
     nb = _notebook(tmp_path / "lion.ipynb", "x = 1")
-    package = tmp_path / "icml26"
+    package = tmp_path / "lib" / "icml26"
     (package / "lion").mkdir(parents=True)
     (package / "lion" / "optim.py").write_text("A = 1\n")
     (package / "core.py").write_text("B = 1\n")
-    monkeypatch.setattr(runner, "PACKAGE_DIR", package)
-    key = runner.chapter_key(nb, "book")
-    assert key == runner.chapter_key(nb, "book")
-    assert key != runner.chapter_key(nb, "smoke")
+    monkeypatch.setattr(cachekey, "PACKAGE_DIR", package)
+    key = cachekey.chapter_key(nb, "book")
+    assert key == cachekey.chapter_key(nb, "book")
+    assert key != cachekey.chapter_key(nb, "smoke")
+    # the same sources in another folder (a fresh clone elsewhere) give the same key
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(tmp_path / "lib", moved / "lib")
+    shutil.copy2(nb, moved / "lion.ipynb")
+    monkeypatch.setattr(cachekey, "PACKAGE_DIR", moved / "lib" / "icml26")
+    assert cachekey.chapter_key(moved / "lion.ipynb", "book") == key
+    monkeypatch.setattr(cachekey, "PACKAGE_DIR", package)
     (package / "lion" / "optim.py").write_text("A = 2\n")
-    changed = runner.chapter_key(nb, "book")
+    changed = cachekey.chapter_key(nb, "book")
     assert changed != key
     (package / "core.py").write_text("B = 2\n")
-    assert runner.chapter_key(nb, "book") != changed
+    latest = cachekey.chapter_key(nb, "book")
+    assert latest != changed
+    (package / "cli.py").write_text("C = 1\n")  # orchestration modules do not change what a chapter computes
+    assert cachekey.chapter_key(nb, "book") == latest
 
 
 def test_scheduler_sends_runs_to_an_existing_dask_cluster(toy_book):

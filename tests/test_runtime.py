@@ -101,38 +101,130 @@ def _chapter(scale="smoke"):
     return Chapter("test-chapter", scale=scale, seed=3, presets=PRESETS, title="A test chapter")
 
 
+def _declare(ch, id, holds_at, kind="paper", check=None, **kw):
+    return ch.declare(id, f"claim {id}", kind=kind, paper="-1/4", source="Thm 1",
+                      check=check or checks.at_most(-0.2), holds_at=holds_at, **kw)
+
+
 def test_claim_statuses_depend_on_declared_scales():
     ch = _chapter("smoke")
-    kw = dict(paper="-1/4", source="Thm 1", check=checks.at_most(-0.2))
-    assert ch.claim("a", "passes", measured=-0.3, holds_at=("smoke",), **kw).status == REPRODUCED
-    assert ch.claim("b", "fails undeclared", measured=-0.1, holds_at=("book", "full"), **kw).status == NOT_REPRODUCED
-    assert ch.claim("c", "nothing measured", measured=None, holds_at=("full",), **kw).status == NOT_REACHED
-    assert ch.claim("d", "fails declared", measured=-0.1, holds_at=("smoke", "book"), **kw).status == FAILED
-    assert ch.claim("e", "nan declared", measured=float("nan"), holds_at="smoke", **kw).status == FAILED
-    assert ch.claim("f", "wrong type", measured="oops", holds_at=(), **kw).status == NOT_REPRODUCED
+    for id, holds in [("a", ("smoke",)), ("b", ("book", "full")), ("c", ("full",)), ("d", ("smoke", "book")),
+                      ("e", "smoke"), ("f", ()), ("g", ("smoke",))]:
+        _declare(ch, id, holds)
+    assert ch.measure("a", -0.3).status == REPRODUCED
+    assert ch.measure("b", -0.1).status == NOT_REPRODUCED
+    assert ch.not_reached("c", "too small").status == NOT_REACHED
+    assert ch.measure("d", -0.1).status == FAILED
+    assert ch.measure("e", float("nan")).status == FAILED
+    assert ch.measure("f", "oops").status == NOT_REPRODUCED
+    assert ch.not_reached("g", "declared at smoke, so not reaching it fails").status == FAILED
     with pytest.raises(ValueError, match="twice"):
-        ch.claim("a", "again", measured=-0.3, holds_at=("smoke",), **kw)
+        ch.measure("a", -0.3)
+
+
+def test_declarations_are_validated():
+    ch = _chapter("smoke")
+    _declare(ch, "a", ("smoke",))
+    with pytest.raises(ValueError, match="twice"):
+        _declare(ch, "a", ("smoke",))
     with pytest.raises(ValueError, match="unknown scale"):
-        ch.claim("g", "bad scale", measured=-0.3, holds_at=("medium",), **kw)
+        _declare(ch, "g", ("medium",))
+    with pytest.raises(ValueError, match="kind must be one of paper, derived, check"):
+        _declare(ch, "h", ("smoke",), kind="theorem")
+    with pytest.raises(TypeError, match="kind"):
+        ch.declare("i", "no kind", paper="1", source="-", check=checks.is_true(), holds_at=())
+    with pytest.raises(TypeError, match="icml26 check"):
+        _declare(ch, "j", ("smoke",), check=lambda x: True)
+    with pytest.raises(ValueError, match="min_seeds"):
+        _declare(ch, "k", ("smoke",), min_seeds=0)
+
+
+def test_measure_needs_a_declaration_and_declarations_come_first():
+    ch = _chapter("smoke")
+    _declare(ch, "a", ("smoke",))
+    with pytest.raises(KeyError, match="never declared"):
+        ch.measure("zzz", 1.0)
+    with pytest.raises(ValueError, match="not_reached"):
+        ch.measure("a", None)
+    ch.measure("a", -1.0)
+    with pytest.raises(RuntimeError, match="declared after measurements began"):
+        _declare(ch, "late", ("smoke",))
+    with pytest.raises(ValueError, match="reason"):
+        ch.not_reached("a", " ")
+
+
+def test_finish_fails_when_a_declared_claim_was_never_measured(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    ch = _chapter("smoke")
+    _declare(ch, "measured", ())
+    _declare(ch, "forgotten", ())  # not declared to hold anywhere: still must be measured
+    ch.measure("measured", -1.0)
+    with pytest.raises(icml26.ClaimsIncomplete, match="forgotten"):
+        ch.finish(show=False)
+    record = json.loads((tmp_path / "smoke" / "test-chapter.json").read_text())
+    assert record["status"] == "failed"  # nothing lost: the file is written, marked failed
+
+
+def test_comparisons_need_seeds_at_book_and_report_the_spread(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    ch = _chapter("book")
+    _declare(ch, "beats", ("book",), check=checks.at_least(0.0), min_seeds=3)
+    with pytest.raises(ValueError, match=">= 3 seeds"):
+        ch.measure("beats", 0.4)
+    with pytest.raises(ValueError, match=">= 3 seeds"):
+        ch.measure("beats", icml26.over_seeds([0.1, 0.2]))
+    claim = ch.measure("beats", icml26.paired_difference([0.9, 0.8, 0.95, 0.7], [0.5, 0.6, 0.5, 0.6]))
+    assert claim.status == REPRODUCED and claim.measured == pytest.approx(0.2875)
+    assert "± " in claim.measured_text and "(n=4)" in claim.measured_text
+    ch.finish(show=False)
+    spread = json.loads((tmp_path / "book" / "test-chapter.json").read_text())["claims"][0]["spread"]
+    assert spread["n"] == 4 and spread["ci_low"] <= spread["mean"] <= spread["ci_high"]
+    assert spread["values"] == pytest.approx([0.4, 0.2, 0.45, 0.1])
+
+
+def test_seed_comparisons_may_use_fewer_seeds_at_smoke():
+    ch = _chapter("smoke")
+    _declare(ch, "beats", (), check=checks.at_least(0.0), min_seeds=3)
+    assert ch.measure("beats", 0.4).status == REPRODUCED
+
+
+def test_over_seeds_statistics():
+    s = icml26.over_seeds([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert s.mean == 3.0 and s.sem == pytest.approx(np.std([1, 2, 3, 4, 5], ddof=1) / math.sqrt(5))
+    assert 1.0 <= s.ci_low < 3.0 < s.ci_high <= 5.0
+    assert icml26.over_seeds([1.0, 2.0, 3.0, 4.0, 5.0]) == s  # a fixed bootstrap generator: same interval
+    flat = icml26.over_seeds([2.0, 2.0, 2.0])
+    assert (flat.ci_low, flat.ci_high, flat.sem) == (2.0, 2.0, 0.0)
+    diverged = icml26.over_seeds([1.0, float("nan"), 2.0])
+    assert math.isnan(diverged.mean) and not checks.at_least(0.0).holds(diverged.mean)
+    with pytest.raises(ValueError, match="at least one"):
+        icml26.over_seeds([])
+    with pytest.raises(ValueError, match="pair them"):
+        icml26.paired_difference([1.0, 2.0], [1.0])
+    with pytest.raises(TypeError, match="numbers"):
+        icml26.over_seeds(["a", "b"])
 
 
 def test_finish_writes_results_and_raises_on_failed_declared_claim(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
     ch = _chapter("smoke")
+    ch.declare("C1", "exponent", kind="check", paper="3/4", source="Thm 1", check=checks.equals(sympy.Rational(3, 4)),
+               holds_at=("smoke", "book", "full"))
+    ch.declare("C2", "slope", kind="paper", paper="-1/4", source="Thm 1", check=checks.at_most(-0.2), holds_at=("smoke",))
     with ch.timed("theory"):
-        ch.claim("C1", "exponent", paper="3/4", source="Thm 1", measured=sympy.Rational(3, 4),
-                 check=checks.equals(sympy.Rational(3, 4)), holds_at=("smoke", "book", "full"))
-    ch.claim("C2", "slope", paper="-1/4", source="Thm 1", measured=np.float64(-0.1),
-             check=checks.at_most(-0.2), holds_at=("smoke",))
+        ch.measure("C1", sympy.Rational(3, 4))
+    ch.measure("C2", np.float64(-0.1))
     with pytest.raises(ClaimFailed, match="C2"):
         ch.finish(show=False)
     record = json.loads((tmp_path / "smoke" / "test-chapter.json").read_text())
     assert record["status"] == "failed" and record["seed"] == 3 and record["preset"] == {"steps": 1}
     assert [c["status"] for c in record["claims"]] == [REPRODUCED, FAILED]
+    assert [c["kind"] for c in record["claims"]] == ["check", "paper"]
+    assert record["counts"]["paper"]["FAILED"] == 1 and record["counts"]["check"]["reproduced"] == 1
     assert record["claims"][0]["measured"] == "3/4"
     assert {"theory", "total"} <= set(record["timings"])
     assert {"python", "torch", "numpy"} <= set(record["versions"])
-    assert "commit" in record["git"]
+    assert "commit" in record["git"] and record["threads"] == 1 and record["preset_scale"] == "smoke"
 
 
 def test_finish_without_claims_is_an_error(tmp_path, monkeypatch):
@@ -144,9 +236,33 @@ def test_finish_without_claims_is_an_error(tmp_path, monkeypatch):
 def test_a_passing_run_returns_the_claims_table(tmp_path, monkeypatch):
     monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
     ch = _chapter("book")
-    ch.claim("C1", "ok", paper="1", source="Eq. 1", measured=1.0, check=checks.close_to(1.0, atol=1e-9), holds_at=("book",))
+    ch.declare("C1", "ok", kind="derived", paper="1", source="Eq. 1", check=checks.close_to(1.0, atol=1e-9), holds_at=("book",))
+    card = ch.paper_card()
+    assert list(card.index) == ["C1"] and card.loc["C1", "kind"] == "derived" and "status" not in card.columns
+    ch.measure("C1", 1.0)
     table = ch.finish(show=False)
     assert list(table.index) == ["C1"] and table.loc["C1", "status"] == REPRODUCED
+
+
+def test_structure_runs_take_another_scales_sizes_and_never_fail_on_values(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("ICML26_PRESET_SCALE", "smoke")
+    ch = _chapter("full")
+    assert ch.preset["steps"] == 1 and ch.structure_run
+    _declare(ch, "C1", ("full",))
+    ch.measure("C1", 5.0)  # fails where declared: a structure run reports it but does not raise
+    ch.finish(show=False)
+    record = json.loads((tmp_path / "full" / "test-chapter.json").read_text())
+    assert record["preset_scale"] == "smoke" and record["claims"][0]["status"] == FAILED
+
+
+def test_a_chapter_pins_its_compute_threads():
+    from threadpoolctl import threadpool_info
+
+    torch.set_num_threads(2)
+    _chapter()
+    assert torch.get_num_threads() == 1
+    assert all(pool["num_threads"] == 1 for pool in threadpool_info())
 
 
 def test_glue_records_values():

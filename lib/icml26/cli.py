@@ -11,12 +11,10 @@ usage error (an unknown scale or chapter).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-from .ledger import REPRODUCED, tally
 from .paths import repo_root
 from .registry import SLUGS
 from .runner import RunResult, run_chapters
@@ -65,7 +63,8 @@ def _print_progress(total: int):
 
     def report(result: RunResult) -> None:
         count[0] += 1
-        claims = f"{result.claims_held}/{result.claims_total} claims reproduced" if result.claims_total else "no claims"
+        claims = (f"{result.paper_reproduced}/{result.paper_total} paper claims reproduced "
+                  f"({result.claims_held}/{result.claims_total} of all kinds)") if result.claims_total else "no claims"
         extra = f"  {result.error}" if result.error else ""
         print(f"[{count[0]}/{total}] {result.slug:<26} {result.status:<7} {result.seconds:7.1f} s  {claims}{extra}", flush=True)
 
@@ -73,11 +72,12 @@ def _print_progress(total: int):
 
 
 def summary_table(results: list[RunResult]) -> str:
-    lines = [f"{'chapter':<26} {'status':<7} {'seconds':>8}  claims held/total", "-" * 60]
+    lines = [f"{'chapter':<26} {'status':<7} {'seconds':>8}  paper claims reproduced  all kinds", "-" * 72]
     for r in sorted(results, key=lambda r: r.slug):
-        lines.append(f"{r.slug:<26} {r.status:<7} {r.seconds:8.1f}  {r.claims_held}/{r.claims_total}")
+        lines.append(f"{r.slug:<26} {r.status:<7} {r.seconds:8.1f}  {r.paper_reproduced:>6}/{r.paper_total:<16} {r.claims_held}/{r.claims_total}")
     failed = [r for r in results if not r.ok]
-    lines.append("-" * 60)
+    lines.append("-" * 72)
+    lines.append(f"paper claims reproduced: {sum(r.paper_reproduced for r in results)} of {sum(r.paper_total for r in results)}")
     lines.append(f"{len(results) - len(failed)} of {len(results)} chapters ok" + (f"; failed: {', '.join(r.slug for r in failed)}" if failed else ""))
     for r in failed:
         lines.append(f"  {r.slug}: {r.error or 'see log'}  (log: {r.log})")
@@ -96,31 +96,39 @@ def cmd_run(args) -> int:
     return EXIT_OK if all(r.ok for r in outcome) else EXIT_FAILED
 
 
-def cmd_list(args) -> int:
-    from .registry import CHAPTERS
+def _scorecard_inputs(args):
+    from .scorecard import PUBLISHED_SCALE, load_results
 
     notebooks_dir, _, results = _paths(args)
-    print(f"{'chapter':<26} {'notebook':<9} last {args.scale} run")
-    for chapter in CHAPTERS:
-        written = (notebooks_dir / f"{chapter.slug}.ipynb").exists()
-        path = results / args.scale / f"{chapter.slug}.json"
-        if path.exists():
-            record = json.loads(path.read_text())
-            counts = tally(record.get("claims", []))
-            last = f"{record.get('status')}, {counts[REPRODUCED]}/{counts['total']} claims reproduced, {record.get('timings', {}).get('total', 0):.0f} s, {record.get('finished', '')}"
-        else:
-            last = "none"
-        print(f"{chapter.slug:<26} {'yes' if written else 'not yet':<9} {last}")
+    written = {p.stem for p in notebooks_dir.glob("*.ipynb")}
+    return load_results(results, args.scale), written, load_results(results, PUBLISHED_SCALE), notebooks_dir
+
+
+def cmd_list(args) -> int:
+    from .scorecard import _full_text, headline, summary_rows
+
+    records, written, full, notebooks_dir = _scorecard_inputs(args)
+    rows = summary_rows(records, written, full_records=full, notebooks_dir=notebooks_dir)
+    print(headline(rows, args.scale).replace("`", ""))
+    print(f"{'chapter':<26} {'notebook':<9} {'paper':>7} {'derived':>8} {'checks':>7}  last {args.scale} run; full")
+    for r in rows:
+        record = records.get(r["slug"])
+        last = (f"{record.get('status')}, {record.get('timings', {}).get('total', 0):.0f} s, {record.get('finished', '')}"
+                if record else "none")
+        print(f"{r['slug']:<26} {'yes' if r['slug'] in written else 'not yet':<9} {r['paper reproduced']:>3}/{r['paper claims']:<3} "
+              f"{r['derived reproduced']:>4}/{r['derived claims']:<3} {r['checks passed']:>3}/{r['checks']:<3}  {last}; "
+              f"{_full_text(r['full']).replace('**', '')}")
     return EXIT_OK
 
 
 def cmd_report(args) -> int:
-    from .scorecard import load_results, render_markdown, render_text
+    from .scorecard import render_markdown, render_text
 
-    notebooks_dir, _, results = _paths(args)
-    written = {p.stem for p in notebooks_dir.glob("*.ipynb")}
-    records = load_results(results, args.scale)
-    print(render_markdown(records, args.scale, written) if args.markdown else render_text(records, args.scale, written))
+    records, written, full, notebooks_dir = _scorecard_inputs(args)
+    if args.markdown:
+        print(render_markdown(records, args.scale, written, full_records=full, notebooks_dir=notebooks_dir))
+    else:
+        print(render_text(records, args.scale, written, full_records=full, notebooks_dir=notebooks_dir))
     return EXIT_OK
 
 

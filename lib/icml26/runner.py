@@ -5,15 +5,15 @@ scale injected as the papermill parameter ``scale``; its executed notebook and l
 ``runs/<scale>/<slug>.ipynb|.log`` and its claims in ``results/<scale>/<slug>.json``. A failing chapter
 is recorded and the others go on.
 
-Caching (``reuse=True``, used by `repro book`): a chapter is re-executed only when its *key* changed:
-the notebook's code cells, the chapter's subpackage ``icml26/<pkg>/``, the shared runtime modules,
-the pinned constraints and the scale. (jupyter-cache keys on code cells only, so it would miss a
-change in the library; this key does not.)
+Caching (``reuse=True``, used by `repro book`): a chapter is re-executed only when its *key*
+(`icml26.cachekey.chapter_key`) changed. The key is handed to the kernel, so the results file records it.
+
+A `full` results file is published (committed under ``results/full/``): a `full` run that fails keeps
+the previously published file in place, and reports no claims of its own.
 """
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -24,13 +24,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .ledger import FAILED, REPRODUCED, tally
-from .paths import repo_root
-from .registry import SLUGS, chapter_info
+from .cachekey import chapter_key
+from .chapter import CACHE_KEY_ENV_VAR
+from .ledger import FAILED, PAPER, REPRODUCED, tally
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-ORCHESTRATION_MODULES = {"__main__.py", "cli.py", "runner.py", "bookbuild.py", "scorecard.py"}
-"""Modules that run chapters but are not imported by them: editing them re-executes nothing."""
+PUBLISHED_SCALES = ("full",)
+"""Scales whose results files are committed: a failed run must not delete the last good one."""
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+"""Quiet the kernel's start-up warnings (ipykernel's "running over TCP without encryption", once per
+chapter: the kernel listens on localhost only); its errors still reach the log."""
 CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
 """Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
 
@@ -47,40 +49,12 @@ class RunResult:
     notebook: str = ""
     log: str = ""
     error: str = ""
+    paper_reproduced: int = 0
+    paper_total: int = 0
 
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "cached")
-
-
-def _chapter_package_dir(slug: str) -> Path | None:
-    if slug not in SLUGS:
-        return None
-    folder = PACKAGE_DIR / chapter_info(slug).package
-    return folder if folder.is_dir() else None
-
-
-def chapter_key(notebook: Path, scale: str) -> str:
-    """A content hash of everything a chapter's executed outputs depend on (module docstring)."""
-    import nbformat
-
-    digest = hashlib.sha256()
-    digest.update(f"scale={scale}\n".encode())
-    nb = nbformat.read(notebook, as_version=4)
-    digest.update(json.dumps(nb.metadata.get("kernelspec", {}), sort_keys=True).encode())
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            digest.update(cell.source.encode() + b"\0")
-    sources = sorted(p for p in PACKAGE_DIR.glob("*.py") if p.name not in ORCHESTRATION_MODULES)
-    package = _chapter_package_dir(notebook.stem)
-    if package is not None:
-        sources += sorted(package.rglob("*.py"))
-    constraints = repo_root() / "constraints.txt"
-    if constraints.exists():
-        sources.append(constraints)
-    for path in sources:
-        digest.update(str(path.relative_to(path.anchor)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 @contextlib.contextmanager
@@ -97,11 +71,12 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[key] = old
 
 
-def _claims_summary(results_file: Path) -> tuple[int, int, int]:
-    if not results_file.exists():
-        return 0, 0, 0
-    counts = tally(json.loads(results_file.read_text()).get("claims", []))
-    return counts[REPRODUCED], counts["total"], counts[FAILED]
+def _claims_summary(results_file: Path) -> dict[str, int]:
+    """The RunResult claim counts of a results file: all kinds, and the paper claims apart."""
+    claims = json.loads(results_file.read_text()).get("claims", []) if results_file.exists() else []
+    counts, paper = tally(claims), tally(claims, PAPER)
+    return {"claims_held": counts[REPRODUCED], "claims_total": counts["total"], "claims_failed": counts[FAILED],
+            "paper_reproduced": paper[REPRODUCED], "paper_total": paper["total"]}
 
 
 def _cached(out: Path, key: str, results_file: Path) -> bool:
@@ -171,11 +146,13 @@ def run_chapter(
     key = chapter_key(notebook, scale)
     if reuse and _cached(out, key, results_file):
         _refresh_prose(notebook, out)
-        held, total, failed = _claims_summary(results_file)
-        return RunResult(slug, scale, "cached", 0.0, held, total, failed, str(out), str(log_path))
+        return RunResult(slug, scale, "cached", 0.0, notebook=str(out), log=str(log_path), **_claims_summary(results_file))
 
-    results_file.unlink(missing_ok=True)  # a failed run must not leave an older run's claims behind
+    previous = results_file.with_suffix(".json.previous")
+    if results_file.exists():  # a failed run must not leave an older run's claims behind as its own
+        results_file.replace(previous)
     env = {
+        CACHE_KEY_ENV_VAR: key,
         "ICML26_SCALE": scale,
         "ICML26_BATCH": "1",
         "ICML26_RESULTS_DIR": str(Path(results_root).resolve()),
@@ -197,7 +174,7 @@ def run_chapter(
             papermill.execute_notebook(
                 str(notebook), str(out), parameters={"scale": scale}, cwd=str(notebook.parent),
                 kernel_name="python3", log_output=True, progress_bar=progress,
-                execution_timeout=CELL_TIMEOUT.get(scale),
+                execution_timeout=CELL_TIMEOUT.get(scale), extra_arguments=KERNEL_ARGUMENTS,
             )
     except Exception as exc:  # a failing chapter is a result, not a crash of the batch
         status = "failed"
@@ -212,8 +189,13 @@ def run_chapter(
         nb = nbformat.read(out, as_version=4)
         nb.metadata["icml26"] = {"key": key, "status": status, "scale": scale, "seconds": round(seconds, 1)}
         nbformat.write(nb, out)
-    held, total, failed = _claims_summary(results_file)
-    return RunResult(slug, scale, status, seconds, held, total, failed, str(out), str(log_path), error)
+    counts = _claims_summary(results_file)
+    if status == "failed" and scale in PUBLISHED_SCALES and previous.exists():
+        results_file.unlink(missing_ok=True)
+        previous.replace(results_file)  # keep the published results of the last good run
+        counts = {}
+    previous.unlink(missing_ok=True)
+    return RunResult(slug, scale, status, seconds, notebook=str(out), log=str(log_path), error=error, **counts)
 
 
 def run_chapters(
