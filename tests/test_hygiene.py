@@ -52,7 +52,18 @@ class TestNotebook:
         assert re.search(rf"Chapter\(\s*[\"']{re.escape(path.stem)}[\"']", code), "the chapter must create icml26.Chapter(<its slug>)"
         assert "scale=scale" in code.replace(" ", ""), "the Chapter must receive the papermill `scale` parameter"
         assert ".finish()" in code, "the chapter must end with ch.finish() (writes results, shows the claims table)"
-        assert ".claim(" in code, "a chapter tests claims through ch.claim(...)"
+        assert ".measure(" in code, "a chapter records its measurements through ch.measure(...)"
+
+    def test_declares_every_claim_in_the_paper_card_before_the_theory(self, path):
+        """Contract v2: the claims table is declared (and shown) before any experiment runs."""
+        cells = nbformat.read(path, as_version=4).cells
+        theory = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(r"^## Theory", c.source, re.M))
+        before = "\n".join(c.source for c in cells[:theory] if c.cell_type == "code")
+        after = "\n".join(c.source for c in cells[theory:] if c.cell_type == "code")
+        assert ".declare(" in before, "declare the claims in the paper card, before ## Theory"
+        assert ".paper_card()" in before, "show the declared claims with ch.paper_card() in the paper card"
+        assert ".declare(" not in after, "every claim is declared in the paper card; later cells only measure"
+        assert ".measure(" not in before, "nothing is measured in the paper card"
 
     def test_has_the_chapter_anatomy_in_order(self, path):
         headings = [line.lstrip("#").strip() for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"

@@ -121,15 +121,17 @@ class Chapter:
         check: Check,
         holds_at,
         min_seeds: int | None = None,
+        timing: bool = False,
     ):
         """Declare one claim in the paper card, before any experiment: what is tested and how.
 
         ``kind``: ``paper`` | ``derived`` | ``check`` (DESIGN.md). ``holds_at``: the scales at which a
         failure breaks the run. ``min_seeds``: a method comparison, measured with
-        `icml26.stats.over_seeds` over at least that many seeds at ``book`` and ``full``.
+        `icml26.stats.over_seeds` over at least that many seeds at ``book`` and ``full``. ``timing=True``:
+        a speed ratio measured interleaved in this run (the only value allowed to vary between runs).
         """
         return self.ledger.declare(id, statement, kind=kind, paper_value=paper, paper_source=source, check=check,
-                                   holds_at=holds_at, min_seeds=min_seeds)
+                                   holds_at=holds_at, min_seeds=min_seeds, timing=timing)
 
     def paper_card(self):
         """The declared claims (id, kind, statement, the paper's value, the test), shown before any result."""

@@ -79,6 +79,7 @@ class Claim:
     holds_at: tuple[str, ...]
     scale: str
     min_seeds: int | None = None
+    timing: bool = False
     measured: Any = None
     spread: SeedSummary | None = None
     status: str = PENDING
@@ -103,7 +104,7 @@ class Claim:
             "id": self.id, "statement": self.statement, "kind": self.kind, "paper_value": self.paper_value,
             "paper_source": self.paper_source, "measured": jsonable(self.measured), "measured_text": self.measured_text,
             "spread": self.spread.to_json() if self.spread is not None else None, "comparison": self.comparison,
-            "holds_at": list(self.holds_at), "declared": self.declared, "min_seeds": self.min_seeds,
+            "holds_at": list(self.holds_at), "declared": self.declared, "min_seeds": self.min_seeds, "timing": self.timing,
             "scale": self.scale, "status": self.status, "note": self.note,
         }
 
@@ -192,9 +193,12 @@ class Ledger:
         check: Check,
         holds_at: tuple[str, ...] | list[str] | str,
         min_seeds: int | None = None,
+        timing: bool = False,
     ) -> Claim:
         """Declare one claim (before any measurement). ``min_seeds``: a method comparison, to be measured
-        as a `SeedSummary` over at least that many seeds at ``book`` and ``full``."""
+        as a `SeedSummary` over at least that many seeds at ``book`` and ``full``. ``timing``: the value
+        is a speed ratio (`icml26.timing.interleaved_best`), the one kind of measurement that may vary
+        from run to run."""
         if self._measuring:
             raise RuntimeError(f"claim {id!r} declared after measurements began: declare every claim in the "
                                "paper card, before any experiment runs")
@@ -209,7 +213,8 @@ class Ledger:
         if min_seeds is not None and (not isinstance(min_seeds, int) or min_seeds < 1):
             raise ValueError(f"claim {id}: min_seeds must be a positive integer, got {min_seeds!r}")
         claim = Claim(id=id, statement=statement, kind=kind, paper_value=str(paper_value), paper_source=paper_source,
-                      check=check, holds_at=_scales(holds_at, id), scale=self.scale, min_seeds=min_seeds)
+                      check=check, holds_at=_scales(holds_at, id), scale=self.scale, min_seeds=min_seeds,
+                      timing=bool(timing))
         self._claims[id] = claim
         return claim
 
