@@ -1,9 +1,10 @@
-"""Every chapter's `full` code path runs (on `smoke` sizes), and `smoke` gives the same claims table
-whatever the thread count (contract v2: a chapter's measured values do not depend on the machine's
-load or its torch/BLAS threads).
+"""Every chapter at `smoke` through the papermill runner: its claims table does not depend on the thread
+count (contract v2: measured values depend neither on the machine's load nor on its torch/BLAS threads).
 
-nbval executes each notebook at `smoke` separately (tests/../notebooks); these runs go through the
-same papermill runner as `repro run`.
+`smoke_book` executes every written chapter once at `smoke` with two threads per kernel; the
+determinism test re-runs each with one thread and compares. The same executed notebooks can serve
+any test that needs a built book of real chapters (one execution per chapter, not one per test).
+nbval executes each notebook at `smoke` separately (testpaths include notebooks/).
 """
 import json
 from pathlib import Path
@@ -16,34 +17,27 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def _claims(results_root: Path, scale: str, slug: str) -> list[dict]:
-    return json.loads((results_root / scale / f"{slug}.json").read_text())["claims"]
+def claims_table(results_root: Path, slug: str) -> list[tuple]:
+    """(id, status, measured text, measured value) of every claim but timing ratios."""
+    claims = json.loads((results_root / "smoke" / f"{slug}.json").read_text())["claims"]
+    return [(c["id"], c["status"], c["measured_text"], json.dumps(c["measured"])) for c in claims if not c["timing"]]
 
 
-@pytest.fixture
-def structure_env(monkeypatch):
-    monkeypatch.setenv("ICML26_PRESET_SCALE", "smoke")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_full_code_path_runs_on_smoke_sizes(notebook, tmp_path, structure_env):
-    result = run_chapter(notebook, "full", tmp_path / "runs", tmp_path / "results")
-    assert result.status == "ok", f"{notebook.stem} at full (smoke sizes): {result.error}; log {result.log}"
-    record = json.loads((tmp_path / "results" / "full" / f"{notebook.stem}.json").read_text())
-    assert record["scale"] == "full" and record["preset_scale"] == "smoke"
-    assert all(c["status"] != "not measured" for c in record["claims"])
+@pytest.fixture(scope="module")
+def smoke_book(tmp_path_factory):
+    """Every chapter executed at `smoke`, two threads per kernel: {slug: RunResult}, and the results root."""
+    root = tmp_path_factory.mktemp("smoke-book")
+    runs = {nb.stem: run_chapter(nb, "smoke", root / "runs", root / "results", threads=2) for nb in NOTEBOOKS}
+    return runs, root / "results"
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_smoke_claims_do_not_depend_on_the_thread_count(notebook, tmp_path, monkeypatch):
-    monkeypatch.delenv("ICML26_PRESET_SCALE", raising=False)
-    tables = []
-    for threads in (1, 2):
-        root = tmp_path / f"threads{threads}"
-        result = run_chapter(notebook, "smoke", root / "runs", root / "results", threads=threads)
-        assert result.status == "ok", f"{notebook.stem} at smoke, {threads} thread(s): {result.error}"
-        tables.append([(c["id"], c["status"], c["measured_text"], json.dumps(c["measured"])) for c in
-                       _claims(root / "results", "smoke", notebook.stem) if not c["timing"]])
-    assert tables[0] == tables[1], "the claims table changed with the thread count"
+def test_smoke_claims_do_not_depend_on_the_thread_count(notebook, smoke_book, tmp_path):
+    runs, results = smoke_book
+    two = runs[notebook.stem]
+    assert two.status == "ok", f"{notebook.stem} at smoke, 2 threads: {two.error}; log {two.log}"
+    one = run_chapter(notebook, "smoke", tmp_path / "runs", tmp_path / "results", threads=1)
+    assert one.status == "ok", f"{notebook.stem} at smoke, 1 thread: {one.error}; log {one.log}"
+    assert claims_table(tmp_path / "results", notebook.stem) == claims_table(results, notebook.stem), \
+        "the claims table changed with the thread count"
