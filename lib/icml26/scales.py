@@ -14,8 +14,8 @@ SCALES: tuple[str, ...] = ("smoke", "book", "full")
 DEFAULT_SCALE = "book"
 SCALE_ENV_VAR = "ICML26_SCALE"
 
-BUDGET_SECONDS = {"smoke": 60, "book": 300, "full": None}
-"""Wall-clock budget per chapter on 2 CPU cores (None: hours, a GPU when present)."""
+BUDGET_SECONDS = {"smoke": 60, "book": 300, "full": 2700}
+"""Wall-clock budget per chapter on 2 CPU cores (a GPU variant of `full` may be larger)."""
 
 
 class ScaleError(ValueError):
@@ -35,8 +35,14 @@ def resolve_scale(scale: str | None = None) -> str:
     return check_scale(str(scale))
 
 
-def select_preset(presets: Mapping[str, Mapping[str, Any]], scale: str) -> Mapping[str, Any]:
-    """The sizes of one scale from a chapter's preset table (read-only).
+GPU_VARIANT_KEY = "gpu"
+"""A scale's preset may carry ``"gpu": {...}``: overrides used when the chapter runs on CUDA (a larger
+`full` where `device()` finds a GPU). The key itself never reaches the chapter."""
+
+
+def select_preset(presets: Mapping[str, Mapping[str, Any]], scale: str, on_gpu: bool = False) -> Mapping[str, Any]:
+    """The sizes of one scale from a chapter's preset table (read-only), with its GPU variant applied
+    when ``on_gpu``.
 
     The table must define every scale, so that no chapter silently lacks one.
     """
@@ -47,4 +53,13 @@ def select_preset(presets: Mapping[str, Mapping[str, Any]], scale: str) -> Mappi
     unknown = [s for s in presets if s not in SCALES]
     if unknown:
         raise ScaleError(f"preset table has unknown scale(s) {unknown}; valid scales are {list(SCALES)}")
-    return MappingProxyType(dict(presets[scale]))
+    sizes = dict(presets[scale])
+    variant = sizes.pop(GPU_VARIANT_KEY, {})
+    if not isinstance(variant, Mapping):
+        raise ScaleError(f"the {scale!r} preset's {GPU_VARIANT_KEY!r} entry must be a dict of overrides, got {variant!r}")
+    unknown_keys = sorted(set(variant) - set(sizes))
+    if unknown_keys:
+        raise ScaleError(f"the {scale!r} preset's GPU variant overrides unknown key(s) {unknown_keys}")
+    if on_gpu:
+        sizes.update(variant)
+    return MappingProxyType(sizes)

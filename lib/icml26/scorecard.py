@@ -98,6 +98,7 @@ def summary_rows(records: dict[str, dict], written: set[str], run_status: dict[s
             "claims": len(claims),
             "full": full_state(slug, full_records.get(slug), notebooks_dir) if slug in written else {"state": "none"},
             "seconds": records.get(slug, {}).get("timings", {}).get("total"),
+            "budget": records.get(slug, {}).get("budget_seconds"),
         })
     return rows
 
@@ -133,6 +134,8 @@ def render_markdown(records: dict[str, dict], scale: str, written: set[str], run
     for r in rows:
         link = chapter_link(r["slug"]) if r["slug"] in written else r["slug"]
         seconds = f"{r['seconds']:.0f}" if isinstance(r["seconds"], (int, float)) else ""
+        if seconds and isinstance(r["budget"], (int, float)) and r["seconds"] > r["budget"]:
+            seconds += f" (over the {r['budget']:.0f} s budget)"
         lines.append(
             f"| {link} | {r['status']} | **{r['paper reproduced']}/{r['paper claims']}** | {r['paper not reproduced']} "
             f"| {r['paper not reached']} | {r['derived reproduced']}/{r['derived claims']} | {r['checks passed']}/{r['checks']} "
