@@ -43,6 +43,14 @@ def test_preset_table_must_define_every_scale():
         select_preset(PRESETS, "book")["steps"] = 3  # read-only
 
 
+def test_a_gpu_variant_applies_only_on_gpu():
+    table = {"smoke": {"steps": 1}, "book": {"steps": 10}, "full": {"steps": 100, "gpu": {"steps": 1000}}}
+    assert dict(select_preset(table, "full")) == {"steps": 100}
+    assert dict(select_preset(table, "full", on_gpu=True)) == {"steps": 1000}
+    with pytest.raises(ScaleError, match="unknown key"):
+        select_preset({**table, "full": {"steps": 1, "gpu": {"stpes": 2}}}, "full", on_gpu=True)
+
+
 def test_seed_everything_makes_numpy_torch_python_repeat():
     import random
 

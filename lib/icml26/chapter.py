@@ -87,7 +87,8 @@ class Chapter:
         self.device = device()
         pin_threads()
         self.preset_scale = check_scale(os.environ.get(PRESET_SCALE_ENV_VAR) or self.scale)
-        self.preset = select_preset(presets if presets is not None else _load_presets(slug), self.preset_scale)
+        self.preset = select_preset(presets if presets is not None else _load_presets(slug), self.preset_scale,
+                                    on_gpu=self.device.type == "cuda")
         self.ledger = Ledger(self.scale)
         self.timings: dict[str, float] = {}
         self.glued: dict[str, Any] = {}
@@ -186,6 +187,7 @@ class Chapter:
             "title": self.title,
             "scale": self.scale,
             "preset_scale": self.preset_scale,
+            "preset_variant": "gpu" if self.device.type == "cuda" else "cpu",
             "seed": self.seed,
             "status": "failed" if failed and not self.structure_run else "ok",
             "counts": {kind: tally(claims, kind) for kind in KINDS},
