@@ -12,6 +12,7 @@ import pytest
 from icml26.bookbuild import SCORECARD_MARKER, jupyter_book_build, stage_book
 from icml26.registry import CHAPTERS
 from icml26.scorecard import full_state, load_results, render_markdown, summary_rows
+from toy_chapter import make_toy_root
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,14 +32,29 @@ def test_structure_build_has_no_warnings(built_book):
 
 
 def test_every_chapter_page_is_built_with_launch_buttons(built_book):
+    """Binder and Colab open the chapter's own notebook: the path in each launch link exists in the checkout."""
+    import re
+    from urllib.parse import parse_qs, unquote, urlparse
+
     _, html = built_book
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         page = html / "notebooks" / f"{notebook.stem}.html"
         assert page.exists(), f"no page for {notebook.name}"
         text = page.read_text()
-        assert "mybinder.org/v2/gh/" in text, "Binder launch button missing"
-        assert "colab.research.google.com/github/" in text, "Colab launch button missing"
         assert "github.com/icml26-repro/icml26-book" in text, "repository link missing"
+        binder = re.findall(r'href="(https://mybinder\.org/v2/gh/[^"]+)"', text)
+        colab = re.findall(r'href="(https://colab\.research\.google\.com/github/[^"]+)"', text)
+        assert binder, f"{notebook.stem}: Binder launch button missing"
+        assert colab, f"{notebook.stem}: Colab launch button missing"
+        expected = f"notebooks/{notebook.name}"
+        for url in binder:
+            parsed = urlparse(url.replace("&amp;", "&"))
+            assert parsed.path.startswith("/v2/gh/icml26-repro/icml26-book/main"), url
+            target = unquote(parse_qs(parsed.query)["urlpath"][0]).split("/", 1)[1]  # tree/<path>
+            assert target == expected and (ROOT / target).exists(), f"Binder opens {target!r}, not {expected!r}"
+        for url in colab:
+            target = urlparse(url).path.split("/blob/main/", 1)[1]
+            assert target == expected and (ROOT / target).exists(), f"Colab opens {target!r}, not {expected!r}"
 
 
 def test_bibliography_and_scorecard_pages(built_book):
@@ -140,44 +156,10 @@ def test_committed_bench_results_cover_every_benchmark():
 
 def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     """The `make book` path end to end on a one-chapter toy book: papermill run, staging, scorecard, -W build."""
-    import shutil
-
-    import nbformat
-    import yaml
-
     from icml26.runner import run_chapter
+    from icml26.widgets import LIVE_NOTE
 
-    root = tmp_path / "toy"
-    shutil.copytree(ROOT / "book", root / "book")
-    shutil.copy2(ROOT / "_config.yml", root / "_config.yml")
-    toc = {"format": "jb-book", "root": "book/intro", "parts": [
-        {"caption": "Using this book", "chapters": [{"file": "book/running"}, {"file": "book/methodology"}, {"file": "book/scorecard"}, {"file": "book/performance"}]},
-        {"caption": "Toy", "chapters": [{"file": "notebooks/toy"}]},
-        {"caption": "Back matter", "chapters": [{"file": "book/references"}]}]}
-    (root / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
-    (root / "notebooks").mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell("scale = None")
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [
-        nbformat.v4.new_markdown_cell("# A toy chapter"),
-        params,
-        nbformat.v4.new_code_cell(
-            "import numpy as np, torch, icml26\n"
-            "import matplotlib.pyplot as plt\n"
-            "ch = icml26.Chapter('toy', scale=scale, title='Toy', presets={s: {} for s in icml26.SCALES})\n"
-            "ch.glue('np_value', np.float64(0.125))\nch.glue('torch_value', torch.tensor(2.5))\n"
-            "ch.glue('text_value', 1 / 3, fmt='{:.2f}')\n"
-            "plt.plot([1, 2], [3, 4]); plt.xlabel('x'); plt.show()"),
-        nbformat.v4.new_markdown_cell("Values {glue:text}`np_value:.3f`, {glue:text}`torch_value:.1f` and {glue:md}`text_value`."),
-        nbformat.v4.new_code_cell(
-            "ch.declare('C1', 'an eighth', kind='paper', paper='1/8', source='toy', "
-            "check=icml26.close_to(0.125, atol=1e-12), holds_at=icml26.SCALES)\nch.paper_card()"),
-        nbformat.v4.new_code_cell("ch.measure('C1', np.float64(0.125))\nch.finish()"),
-    ]
-    nbformat.write(nb, root / "notebooks" / "toy.ipynb")
-
+    root = make_toy_root(tmp_path / "toy")
     result = run_chapter(root / "notebooks" / "toy.ipynb", "smoke", tmp_path / "runs", tmp_path / "results")
     assert result.status == "ok", result.error
     stage = stage_book(tmp_path / "src", "smoke", {"toy": Path(result.notebook)}, {"toy": "ok"},
@@ -186,5 +168,45 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     html = tmp_path / "out" / "_build" / "html"
     page = (html / "notebooks" / "toy.html").read_text()
     assert "0.125" in page and "2.5" in page and "0.33" in page
+    # the parameters cell and papermill's injected one are not shown; the live figure's note is
+    assert "scale = None" not in page and "# Parameters" not in page and "injected-parameters" not in page
+    assert LIVE_NOTE.split(":")[0].strip("*") in page and "<code class=\"docutils literal notranslate\"><span class=\"pre\">slope</span></code>" in page
+    # math goes through the MathJax copy served by the build
+    assert '<script defer="defer" src="../_static/mathjax/tex-chtml.js' in page, "MathJax must come from the build"
+    assert "cdn.jsdelivr.net" not in page and "require.min.js" not in page, "the page loads scripts from a CDN"
+    # icml26.sphinxext: sphinx-thebe's inline script once (a second copy throws in the browser), a valid first-visit mode
+    assert page.count("const THEBE_JS_URL") == 1 and '<body data-default-mode="auto">' in page
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
+    assert (html / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").exists()
     scorecard = (html / "book" / "scorecard.html").read_text()
     assert "an eighth" in scorecard and "1 of 1 paper claims reproduced" in scorecard
+
+
+def test_staging_hides_the_parameters_cells(tmp_path):
+    """The staged copies tag the parameters and injected-parameters cells remove-cell; the sources are untouched."""
+    import nbformat
+
+    from icml26.bookbuild import stage_notebook
+
+    nb = nbformat.v4.new_notebook()
+    params, injected, plain = (nbformat.v4.new_code_cell(s) for s in ("scale = None", "# Parameters\nscale = 'smoke'\n", "x = 1"))
+    params.metadata["tags"] = ["parameters"]
+    injected.metadata["tags"] = ["injected-parameters"]
+    nb.cells = [params, injected, plain]
+    nbformat.write(nb, tmp_path / "source.ipynb")
+    before = (tmp_path / "source.ipynb").read_text()
+    stage_notebook(tmp_path / "source.ipynb", tmp_path / "staged.ipynb")
+    staged = nbformat.read(tmp_path / "staged.ipynb", as_version=4)
+    assert [c.metadata.get("tags", []) for c in staged.cells] == [
+        ["parameters", "remove-cell"], ["injected-parameters", "remove-cell"], []]
+    assert (tmp_path / "source.ipynb").read_text() == before
+
+
+def test_chapter_pages_do_not_show_the_parameters_cell(built_book):
+    _, html = built_book
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        page = html / "notebooks" / f"{notebook.stem}.html"
+        assert page.exists(), f"no page for {notebook.name}"
+        text = page.read_text()
+        assert "tag_parameters" not in text and "scale = None" not in text and "scale</span> <span class=\"o\">=</span> <span class=\"kc\">None" not in text, \
+            f"{notebook.stem}: the parameters cell shows in the HTML"

@@ -115,6 +115,59 @@ def test_environment_yml_matches_pyproject():
     assert any(str(d).startswith("python=3.11") for d in env["dependencies"])
 
 
+def _make_install_requirements() -> tuple[list[str], list[str]]:
+    """What `make install` installs (every `pip install` line of the Makefile, the project's own
+    `-e ".[extras]"` expanded from pyproject.toml): (requirements, those installed with --no-deps)."""
+    import shlex
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements, no_deps = [], []
+    for line in (ROOT / "Makefile").read_text().splitlines():
+        if "pip install" not in line:
+            continue
+        words = iter(shlex.split(line.split("pip install", 1)[1]))
+        flags_with_value = {"-c", "--constraint", "-r", "--requirement", "-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+        target = no_deps if "--no-deps" in line else requirements
+        for word in words:
+            if word in flags_with_value:
+                next(words)
+            elif word.startswith("-") or word == "pip":  # flags (-e: the project itself), and `--upgrade pip`
+                continue
+            elif word == "." or word.startswith(".["):
+                extras = word[2:-1].split(",") if word.startswith(".[") else []
+                target += list(project["dependencies"]) + [r for e in extras for r in project["optional-dependencies"][e]]
+            else:
+                target.append(word)
+    return requirements, no_deps
+
+
+def test_everything_make_install_installs_is_in_the_binder_environment():
+    """Binder builds environment.yml (plus postBuild): it must install every package that `make install` does."""
+    requirements, no_deps = _make_install_requirements()
+    assert requirements, "found no `pip install` in the Makefile"
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    in_env = set(_requirement_names([r for r in pip_section if not r.startswith("-")]))
+    missing = sorted(set(_requirement_names(requirements)) - in_env)
+    assert not missing, f"make install installs {missing}, which environment.yml (Binder) does not"
+    if no_deps:  # a wheel installed without its dependencies cannot go through conda's pip section
+        post_build = ROOT / "postBuild"
+        assert post_build.exists(), f"make install installs {no_deps} with --no-deps: Binder needs them in a postBuild"
+        text = post_build.read_text()
+        missing = [r for r in no_deps if r not in text or "--no-deps" not in text]
+        assert not missing, f"postBuild does not install {missing} with --no-deps"
+        assert post_build.stat().st_mode & 0o111, "postBuild must be executable"
+
+
+def test_book_extensions_are_installed_dependencies():
+    """The Sphinx extensions _config.yml adds come from the project (icml26.*) or from its declared dependencies."""
+    extensions = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"].get("extra_extensions", [])
+    declared = set(_requirement_names(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]))
+    for extension in extensions:
+        assert extension.startswith("icml26.") or extension.lower().replace("_", "-") in declared, \
+            f"_config.yml loads the Sphinx extension {extension!r}, which no dependency in pyproject.toml provides"
+
+
 def test_torch_is_pinned_exactly_everywhere():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "torch==2.13.0" in project["dependencies"]

@@ -16,7 +16,8 @@ from .paths import repo_root
 from .registry import SLUGS, chapter_info
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-ORCHESTRATION_MODULES = {"__main__.py", "cli.py", "runner.py", "bookbuild.py", "scorecard.py", "cachekey.py", "perfpage.py"}
+ORCHESTRATION_MODULES = {"__main__.py", "cli.py", "runner.py", "bookbuild.py", "scorecard.py", "cachekey.py", "perfpage.py",
+                         "sphinxext.py"}
 """Modules that run or report chapters but are not imported by them: editing them re-executes nothing."""
 
 
