@@ -2,8 +2,9 @@
 count (contract v2: measured values depend neither on the machine's load nor on its torch/BLAS threads),
 and the HTML book built from those runs works in a real browser.
 
-`smoke_book` executes every written chapter once at `smoke` with two threads per kernel; the
-determinism test re-runs each with one thread and compares. The same executed notebooks serve the
+`smoke_book` executes every written chapter once at `smoke` in batch with two threads per kernel;
+`live_run` executes each once more in a live kernel with one thread, where its widgets are driven and
+its claims table is compared with the batch run's. The same executed notebooks serve the
 browser test (one execution per chapter, not one per test): the book of every written chapter plus the
 toy chapter, built as `repro book` builds it, opened in headless Chromium without a network.
 nbval executes each notebook at `smoke` separately (testpaths include notebooks/).
@@ -37,15 +38,42 @@ def smoke_book(tmp_path_factory):
     return runs, root / "results"
 
 
+LIVE_RUNS: dict[str, tuple] = {}
+
+
+def live_run(notebook: Path, tmp_path_factory) -> tuple[list[dict], str, Path]:
+    """Each chapter once at `smoke` in a live kernel with one thread (tests/live_kernel.py), its panels
+    driven; shared by the two tests below."""
+    from live_kernel import run_live
+
+    if notebook.stem not in LIVE_RUNS:
+        results = tmp_path_factory.mktemp(f"live-{notebook.stem}")
+        LIVE_RUNS[notebook.stem] = (*run_live(notebook, results, threads=1), results)
+    return LIVE_RUNS[notebook.stem]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_smoke_claims_do_not_depend_on_the_thread_count(notebook, smoke_book, tmp_path):
+def test_live_figure_redraws_when_each_control_moves(notebook, tmp_path_factory):
+    """The path interactive readers use: in a live kernel every control of every panel redraws the figure."""
+    from live_kernel import describe, live_problems
+
+    report, error, _ = live_run(notebook, tmp_path_factory)
+    print(describe(notebook.stem, report))
+    problems = live_problems(report, error)
+    assert not problems, f"{notebook.stem}:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_smoke_claims_do_not_depend_on_the_thread_count(notebook, smoke_book, tmp_path_factory):
+    """The same chapter at `smoke`, batch with two threads and live with one: the same claims table."""
     runs, results = smoke_book
     two = runs[notebook.stem]
     assert two.status == "ok", f"{notebook.stem} at smoke, 2 threads: {two.error}; log {two.log}"
-    one = run_chapter(notebook, "smoke", tmp_path / "runs", tmp_path / "results", threads=1)
-    assert one.status == "ok", f"{notebook.stem} at smoke, 1 thread: {one.error}; log {one.log}"
-    assert claims_table(tmp_path / "results", notebook.stem) == claims_table(results, notebook.stem), \
+    _, error, live_results = live_run(notebook, tmp_path_factory)
+    assert not error, f"{notebook.stem} at smoke in a live kernel, 1 thread: {error}"
+    assert claims_table(live_results, notebook.stem) == claims_table(results, notebook.stem), \
         "the claims table changed with the thread count"
 
 
