@@ -47,9 +47,16 @@ class CabinConfig:
 
     ``fs`` sampling rate (Hz), ``n_fft`` DFT length of the modelled response (F = n_fft/2 + 1 bins),
     ``ir_length`` samples of the simulated response that are kept (must fit in ``n_fft``),
-    ``max_order`` ISM reflection order, ``grid`` receivers per axis, ``margin`` (m) between the
-    receiver grid and the walls, ``crossover_hz`` the woofer/tweeter crossover, ``noise_db`` white
-    measurement-noise level relative to the mean response energy per sample.
+    ``max_order`` ISM reflection order, ``grid`` receivers per axis (an axis with one receiver sits at
+    ``plane_z`` for z, mid-room for x and y), ``margin`` (m) between the receiver grid and the walls,
+    ``crossover_hz`` the woofer/tweeter crossover, ``noise_db`` white measurement-noise level relative
+    to the mean response energy per sample, ``zero_phase_hpf`` keeps pyroomacoustics' default
+    zero-phase RIR high-pass (acausal: only for the negative control of the data-causality check).
+
+    Spatial sampling: the field at frequency f varies on the scale of the wavelength c/f, so a grid of
+    spacing delta represents it without aliasing only below c / (2 delta) (:meth:`alias_frequency`);
+    the default one plane of 24 x 12 receivers (delta ~ 0.1 m) is unaliased to ~1.6 kHz, above the
+    modelled band (0.45 fs = 900 Hz at fs = 2 kHz).
     """
 
     room: tuple[float, float, float] = (2.6, 1.5, 1.2)
@@ -57,7 +64,7 @@ class CabinConfig:
     n_fft: int = 256
     ir_length: int = 256
     max_order: int = 10
-    grid: tuple[int, int, int] = (12, 6, 2)
+    grid: tuple[int, int, int] = (24, 12, 1)
     margin: float = 0.15
     speaker: tuple[float, float, float] = (0.35, 0.2, 0.55)
     driver_spacing: float = 0.12
@@ -66,6 +73,8 @@ class CabinConfig:
     taper: int = 24
     test_fraction: float = 0.25
     extrapolation_x: float = 0.75
+    plane_z: float = 0.6
+    zero_phase_hpf: bool = False
     seed: int = 0
 
     def __post_init__(self):
@@ -91,8 +100,12 @@ class CabinConfig:
                 "alias the response circularly; use n_fft >= ir_length")
         if not isinstance(self.max_order, (int, np.integer)) or self.max_order < 0:
             raise ValueError(f"max_order must be a non-negative integer, got {self.max_order!r}")
-        if len(self.grid) != 3 or any(int(g) < 1 for g in self.grid):
-            raise ValueError(f"grid must be three positive receiver counts, got {self.grid}")
+        if (len(self.grid) != 3 or not all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in self.grid)
+                or any(g < 1 for g in self.grid)):
+            raise ValueError(f"grid must be three positive integer receiver counts, got {self.grid}")
+        if not self.margin <= self.plane_z <= room[2] - self.margin:
+            raise ValueError(f"plane_z={self.plane_z} m must lie inside the room, at least margin={self.margin} m from "
+                             f"floor and ceiling")
         if not 0 <= self.margin < 0.5 * room.min():
             raise ValueError(f"margin must be in [0, {0.5 * room.min():g}) m, got {self.margin}")
         check_inside(np.asarray(self.speaker)[None], self.room, what="speaker")
@@ -109,6 +122,14 @@ class CabinConfig:
     def freqs(self) -> np.ndarray:
         """One-sided DFT grid f_k = k fs / N, k = 0..N/2 (Hz)."""
         return np.fft.rfftfreq(self.n_fft, 1.0 / self.fs)
+
+    def spacing(self) -> np.ndarray:
+        """Receiver spacing per axis (m); ``nan`` on an axis with a single receiver."""
+        return np.array([(L - 2 * self.margin) / (n - 1) if n > 1 else np.nan for L, n in zip(self.room, self.grid)])
+
+    def alias_frequency(self) -> float:
+        """c / (2 max spacing): above this frequency the receiver grid under-samples the field (spatial Nyquist)."""
+        return float(SPEED_OF_SOUND / (2 * np.nanmax(self.spacing())))
 
     def drivers(self) -> np.ndarray:
         """Woofer and tweeter positions [2, 3]: the tweeter sits ``driver_spacing`` above the woofer."""
@@ -134,8 +155,9 @@ def check_inside(points: np.ndarray, room, what: str = "receivers", margin: floa
 
 def receiver_grid(cfg: CabinConfig) -> np.ndarray:
     """The regular receiver grid [M, 3] inside the room, ``cfg.margin`` from every wall."""
-    axes = [np.linspace(cfg.margin, L - cfg.margin, int(n)) if n > 1 else np.array([L / 2])
-            for L, n in zip(cfg.room, cfg.grid)]
+    mid = (cfg.room[0] / 2, cfg.room[1] / 2, cfg.plane_z)
+    axes = [np.linspace(cfg.margin, L - cfg.margin, int(n)) if n > 1 else np.array([c])
+            for L, n, c in zip(cfg.room, cfg.grid, mid)]
     return np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
 
 
@@ -175,9 +197,10 @@ def simulate_rirs(cfg: CabinConfig, receivers: np.ndarray) -> np.ndarray:
     room.add_microphone_array(receivers.T.copy())
     # pyroomacoustics high-passes every RIR with a zero-phase (sosfiltfilt) filter by default: that
     # smears energy in front of the direct sound, which makes the ground truth acausal. Switch it off
-    # for this call only, and keep its octave-band filters minimum phase (min_phase=True above).
+    # for this call only (unless cfg.zero_phase_hpf asks for the default, as a negative control), and
+    # keep its octave-band filters minimum phase (min_phase=True above).
     previous = pra.constants.get("rir_hpf_enable")
-    pra.constants.set("rir_hpf_enable", False)
+    pra.constants.set("rir_hpf_enable", bool(cfg.zero_phase_hpf))
     try:
         room.compute_rir()
     finally:
@@ -191,15 +214,23 @@ def simulate_rirs(cfg: CabinConfig, receivers: np.ndarray) -> np.ndarray:
     return out
 
 
-def cabin_responses(cfg: CabinConfig, receivers: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
+def cabin_responses(cfg: CabinConfig, receivers: np.ndarray, rng: np.random.Generator | None = None,
+                    info: dict | None = None) -> np.ndarray:
     """Time-domain responses [M, ir_length] at ``receivers``: crossover-filtered two-driver RIR sum,
-    truncated with a half-Hann taper over the last ``cfg.taper`` samples, plus white measurement noise."""
+    truncated with a half-Hann taper over the last ``cfg.taper`` samples, plus white measurement noise.
+
+    The crossover filters run over the whole simulated RIR; the fraction of its energy beyond
+    ``ir_length`` (lost to the truncation) goes into ``info["truncated_energy"]`` (max over receivers).
+    """
     rirs = simulate_rirs(cfg, receivers)
     lp, hp = linkwitz_riley(cfg.crossover_hz, cfg.fs)
-    h = signal.sosfilt(lp, rirs[0], axis=-1) + signal.sosfilt(hp, rirs[1], axis=-1)
     L = cfg.ir_length
-    if h.shape[1] < L:
-        h = np.pad(h, ((0, 0), (0, L - h.shape[1])))
+    if rirs.shape[-1] < L:
+        rirs = np.pad(rirs, ((0, 0), (0, 0), (0, L - rirs.shape[-1])))
+    h = signal.sosfilt(lp, rirs[0], axis=-1) + signal.sosfilt(hp, rirs[1], axis=-1)
+    if info is not None:
+        e = h ** 2
+        info["truncated_energy"] = float(np.max(e[:, L:].sum(1) / np.maximum(e.sum(1), 1e-30)))
     h = h[:, :L].copy()
     if cfg.taper > 0:
         t = min(cfg.taper, L)
@@ -252,7 +283,8 @@ def simulate_cabin(cfg: CabinConfig | None = None, receivers: np.ndarray | None 
     receivers = receiver_grid(cfg) if receivers is None else check_inside(receivers, cfg.room)
     rng = np.random.default_rng(cfg.seed)
     t0 = time.perf_counter()
-    h = cabin_responses(cfg, receivers, rng)
+    info: dict = {}
+    h = cabin_responses(cfg, receivers, rng, info=info)
     sim_seconds = time.perf_counter() - t0
     h = np.pad(h, ((0, 0), (0, cfg.n_fft - h.shape[1])))
     M = len(receivers)
@@ -265,7 +297,7 @@ def simulate_cabin(cfg: CabinConfig | None = None, receivers: np.ndarray | None 
     scale = float(np.sqrt(np.mean(np.abs(H[train]) ** 2)))
     return CabinData(cfg=cfg, receivers=receivers, h=h / scale, H=H / scale,
                      arrival=arrival_samples(receivers, cfg), train=train, test=test,
-                     extra_train=extra_train, extra_test=extra_test, scale=scale, sim_seconds=sim_seconds)
+                     extra_train=extra_train, extra_test=extra_test, scale=scale, sim_seconds=sim_seconds, info=info)
 
 
 def room_modes(room, n_max: int = 3, f_max: float | None = None) -> np.ndarray:

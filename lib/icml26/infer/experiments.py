@@ -1,8 +1,9 @@
-"""The chapter's experiments: all models on the same splits, ablations, diagnostics (brief §5.4-5.5)."""
+"""The chapter's experiments: all models on the same splits and seeds, ablations, the KK design study and
+the data / causality diagnostics (brief §5.4-5.5)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -11,118 +12,249 @@ import torch
 
 from ..progress import progress
 from . import metrics as M
-from .data import CabinConfig, CabinData, global_delay, simulate_cabin
-from .kk import (kk_relative_residual, minimum_phase_phase, one_pole_slab, perceptual_weight, reim_kk_residual,
-                 spectral_weights)
-from .model import FreqMLP, InferField, TimeMLP
+from .data import CabinConfig, CabinData, arrival_samples, global_delay, simulate_cabin, simulate_rirs
+from .kk import (kk_relative_residual, minimum_phase_phase, negative_time_energy, one_pole_slab, perceptual_weight,
+                 reim_kk_residual, spectral_weights)
+from .model import AVRField, FreqMLP, InferField, TimeMLP
 from .train import TrainResult, field_sigma_beta, predict, train_model
 
-#: model name -> (kind, description) of every variant the chapter trains
+#: model name -> description of every model the chapter can train
 MODELS: dict[str, str] = {
-    "TD-MLP": "time-domain MLP (NAF/INRAS-like baseline): gamma(x_r) -> h[0:N]",
-    "FD-MLP": "frequency-domain MLP, no rendering: gamma(x_r) -> [Re, Im]^F",
-    "AVR-lite": "ray renderer with scalar sigma and beta = 0 (hybrid AVR analogue)",
-    "INFER-lite": "frequency-dependent sigma + j beta renderer, KK loss and spectral weighting",
-    "INFER w/o KK": "INFER-lite without the Kramers-Kronig term",
+    "TD-MLP": "time-domain MLP (NAF/INRAS-like baseline): gamma(x_r) -> h[0:N], L1 + MR-STFT + energy-decay loss",
+    "AVR-lite": "hybrid AVR: per-point time signals, scalar sigma, rendered in frequency, AVR's time + frequency criterion",
+    "FD-MLP": "frequency-domain MLP, no rendering: gamma(x_r) -> [Re, Im]^F, L_fr",
+    "FD-MLP + ToF mask": "FD-MLP with INFER-lite's time-of-flight mask on its output",
+    "INFER-lite": "frequency-dependent sigma + j beta renderer, ToF mask, KK loss (free delay), spectral weighting",
+    "INFER w/o KK": "INFER-lite, lambda_KK = 0",
     "INFER w/o weighting": "INFER-lite with uniform spectral weights",
+    "INFER scalar-sigma": "INFER-lite with one frequency-independent sigma per point and beta = 0 (AVR-like medium)",
+    "INFER KK-const": "INFER-lite whose KK loss frees a per-point constant phase (previous revision) instead of a delay",
+    "INFER lam=0.1": "INFER-lite, lambda_KK = 0.1",
+    "INFER lam=0.01": "INFER-lite, lambda_KK = 0.01",
 }
+BASELINES = ("TD-MLP", "AVR-lite", "FD-MLP", "FD-MLP + ToF mask")
+"""Every baseline the chapter trains."""
+PAPER_BASELINES = ("TD-MLP", "AVR-lite")
+"""The families the abstract compares with: time-domain (NAF/INRAS-like) and hybrid (AVR)."""
+LAMBDA_SWEEP = {"INFER lam=0.01": 0.01, "INFER lam=0.1": 0.1}
 
 
 def cabin_config(cfg: dict[str, Any]) -> CabinConfig:
     """The :class:`CabinConfig` of a preset."""
-    keys = ("fs", "n_fft", "ir_length", "max_order", "grid", "crossover_hz", "seed")
-    return CabinConfig(**{k: (tuple(cfg[k]) if k == "grid" else cfg[k]) for k in keys if k in cfg})
+    keys = ("fs", "n_fft", "ir_length", "max_order", "grid", "crossover_hz", "seed", "plane_z")
+    return CabinConfig(**{k: (tuple(int(g) for g in cfg[k]) if k == "grid" else cfg[k]) for k in keys if k in cfg})
 
 
 def make_model(name: str, data: CabinData, cfg: dict[str, Any]) -> torch.nn.Module:
-    """A fresh, seeded model of the given name, sized by the preset ``cfg``."""
+    """A fresh model of the given name, sized by the preset ``cfg`` (seed torch before calling)."""
+    if name not in MODELS:
+        raise KeyError(f"unknown model {name!r}; known: {', '.join(MODELS)}")
     c = data.cfg
+    octaves = cfg.get("n_octaves", 6)
     if name == "TD-MLP":
-        return TimeMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"])
-    if name == "FD-MLP":
-        return FreqMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"])
-    variant = "avr" if name == "AVR-lite" else "infer"
-    return InferField(c.room, c.n_fft, c.fs, c.drivers(), width=cfg["field_width"], depth=cfg["field_depth"],
-                      n_azi=cfg["n_azi"], n_ele=cfg["n_ele"], n_samples=cfg["n_samples"], far=cfg["far"],
-                      variant=variant, arrival_offset=global_delay(), mask_margin=cfg["mask_margin"])
+        return TimeMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves)
+    if name in ("FD-MLP", "FD-MLP + ToF mask"):
+        return FreqMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves,
+                       causal=name.endswith("mask"), fs=c.fs, speaker=c.drivers(), arrival_offset=global_delay(),
+                       mask_margin=cfg["mask_margin"])
+    ray = dict(width=cfg["field_width"], depth=cfg["field_depth"], n_octaves_p=octaves, n_azi=cfg["n_azi"],
+               n_ele=cfg["n_ele"], n_samples=cfg["n_samples"], far=cfg["far"], arrival_offset=global_delay(),
+               mask_margin=cfg["mask_margin"])
+    if name == "AVR-lite":
+        return AVRField(c.room, c.n_fft, c.fs, c.drivers(), **ray)
+    variant = "scalar" if name == "INFER scalar-sigma" else "infer"
+    return InferField(c.room, c.n_fft, c.fs, c.drivers(), variant=variant, **ray)
 
 
 def training_recipe(name: str, data: CabinData, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Iterations, batch, weights and lambda_KK of each model (one recipe per name, no per-model tuning)."""
+    """Iterations, batch, weights, lambda_KK and KK nuisance of each model (one recipe per family, no
+    per-model tuning): the MLPs get ``mlp_iters`` x ``mlp_batch``, the ray models ``field_iters`` x
+    ``field_batch``."""
     w = spectral_weights(data.freqs, data.cfg.crossover_hz)
-    if name in ("TD-MLP", "FD-MLP"):
+    if name in ("TD-MLP", "FD-MLP", "FD-MLP + ToF mask"):
         return dict(iters=cfg["mlp_iters"], batch=cfg["mlp_batch"], weights=None if name == "TD-MLP" else w,
                     lr=cfg["lr"])
+    if name == "AVR-lite":
+        return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], lr=cfg["lr"])
+    lam = {"INFER w/o KK": 0.0, "INFER scalar-sigma": 0.0, **LAMBDA_SWEEP}.get(name, cfg["lam_kk"])
     return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], lr=cfg["lr"],
-                weights=None if name == "INFER w/o weighting" else w,
-                lam_kk=cfg["lam_kk"] if name in ("INFER-lite", "INFER w/o weighting") else 0.0)
+                weights=None if name == "INFER w/o weighting" else w, lam_kk=lam,
+                nuisance="constant" if name == "INFER KK-const" else "linear")
+
+
+def n_parameters(model: torch.nn.Module) -> int:
+    return int(sum(p.numel() for p in model.parameters()))
 
 
 @dataclass
 class Results:
+    """Everything :func:`run_all` trains and measures.
+
+    ``tables[seed]``: metrics [model x metric] on the interpolation test split; ``diagnostics[seed]``:
+    field diagnostics of the INFER variants; ``extrapolation[seed]``: the rear-slab split;
+    ``runs[(name, seed)]``: training curves; ``models`` / ``pred``: seed ``seeds[0]`` only (figures).
+    """
+
     data: CabinData
+    seeds: tuple[int, ...] = ()
+    tables: dict[int, pd.DataFrame] = field(default_factory=dict)
+    diagnostics: dict[int, pd.DataFrame] = field(default_factory=dict)
+    extrapolation: dict[int, pd.DataFrame] = field(default_factory=dict)
+    runs: dict[tuple[str, int], TrainResult] = field(default_factory=dict)
     models: dict[str, torch.nn.Module] = field(default_factory=dict)
-    runs: dict[str, TrainResult] = field(default_factory=dict)
-    pred: dict[str, np.ndarray] = field(default_factory=dict)          # test predictions [M_test, F]
-    table: pd.DataFrame | None = None
-    kk: dict[str, float] = field(default_factory=dict)                 # KK relative residual of the fields
-    extrapolation: pd.DataFrame | None = None
+    pred: dict[str, np.ndarray] = field(default_factory=dict)
+    budget: pd.DataFrame | None = None
+    reference: pd.Series | None = None
     seconds: dict[str, float] = field(default_factory=dict)
 
+    def per_seed(self, metric: str, source: str = "tables") -> pd.DataFrame:
+        """[model x seed] values of one metric (NaN where a model was not trained for a seed)."""
+        tabs = getattr(self, source)
+        return pd.DataFrame({s: tabs[s][metric] for s in self.seeds if s in tabs})
 
-def evaluate(pred: np.ndarray, data: CabinData, idx: np.ndarray) -> dict[str, float]:
-    """Metric battery (brief §5.3) of predictions [len(idx), F] against the ground truth at ``idx``."""
+    def summary(self, metric: str, source: str = "tables") -> pd.DataFrame:
+        """Mean, standard error and number of seeds of one metric for every model."""
+        v = self.per_seed(metric, source)
+        n = v.notna().sum(axis=1)
+        return pd.DataFrame({"mean": v.mean(axis=1), "sem": v.std(axis=1, ddof=1) / np.sqrt(n.where(n > 1)), "n": n})
+
+    def mean_table(self, source: str = "tables") -> pd.DataFrame:
+        """Every metric averaged over the seeds each model was trained for."""
+        tabs = getattr(self, source)
+        return pd.concat([tabs[s] for s in self.seeds if s in tabs]).groupby(level=0, sort=False).mean()
+
+    def best_baseline(self, metric: str, baselines=BASELINES, source: str = "tables") -> str:
+        """The baseline with the lowest mean (over seeds) of ``metric``."""
+        means = self.per_seed(metric, source).mean(axis=1)
+        present = [b for b in baselines if b in means.index]
+        if not present:
+            raise KeyError(f"none of the baselines {baselines} was trained")
+        return str(means.loc[present].idxmin())
+
+    def ratios(self, model: str, reference: str, metric: str, source: str = "tables") -> list[float]:
+        """Per-seed ``metric(model) / metric(reference)`` (same seed, same split)."""
+        v = self.per_seed(metric, source)
+        return [float(v.loc[model, s] / v.loc[reference, s]) for s in v.columns]
+
+    def differences(self, model: str, reference: str, metric: str, source: str = "tables") -> list[float]:
+        v = self.per_seed(metric, source)
+        return [float(v.loc[model, s] - v.loc[reference, s]) for s in v.columns]
+
+
+def evaluate(pred: np.ndarray, data: CabinData, idx: np.ndarray, raw: np.ndarray | None = None,
+             margin: int = 3) -> dict[str, float]:
+    """Metric battery (brief §5.3) of predictions [len(idx), F] against the ground truth at ``idx``.
+
+    ``raw``: the model's response before its time-of-flight mask (INFER-lite, FD-MLP + ToF mask), for
+    the unmasked pre-arrival energy; models without a mask pass nothing (raw = pred). ``margin``: the
+    pre-arrival window ends ``margin`` samples before the direct sound (the chapter passes INFER-lite's
+    mask margin, so the unmasked energy is exactly what the mask would delete).
+    """
     true = data.H[idx]
     f, c = data.freqs, data.cfg
     band = M.band_mask(f, c.fs)
     cross = band & (np.abs(np.log2(np.maximum(f, 1e-6) / c.crossover_hz)) <= 0.5)
     mag_w = np.abs(true).mean(0)
     h_pred = np.fft.irfft(pred, c.n_fft, axis=-1)
-    return {
-        "magnitude error (dB)": M.magnitude_error_db(pred, true, band),
-        "A-weighted magnitude error (dB)": M.magnitude_error_db(pred, true, band, perceptual_weight(f)),
-        "crossover-band magnitude error (dB)": M.magnitude_error_db(pred, true, cross),
+    h_raw = h_pred if raw is None else np.fft.irfft(raw, c.n_fft, axis=-1)
+    row = {
+        "magnitude error (dB)": M.magnitude_error_db(pred, true, band, ref_rms=1.0),
+        "A-weighted magnitude error (dB)": M.magnitude_error_db(pred, true, band, perceptual_weight(f), ref_rms=1.0),
+        "crossover-band magnitude error (dB)": M.magnitude_error_db(pred, true, cross, ref_rms=1.0),
         "Angle error": M.angle_error(pred, true, band),
         "wrapped phase error (rad)": M.wrapped_phase_error(pred, true, band),
         "|H|-weighted phase error (rad)": M.wrapped_phase_error(pred, true, band, mag_w),
-        "pre-ToF energy": float(M.pre_arrival_energy(h_pred, data.arrival[idx]).mean()),
+        "Amp error": M.amplitude_error(pred, true, band),
+        "pre-ToF energy": float(M.pre_arrival_energy(h_pred, data.arrival[idx], margin).mean()),
+        "pre-ToF energy, unmasked": float(M.pre_arrival_energy(h_raw, data.arrival[idx], margin).mean()),
     }
+    row.update(M.time_battery(h_pred, data.h[idx], data.arrival[idx], c.fs))
+    return row
 
 
-def run_models(data: CabinData, cfg: dict[str, Any], names, train_idx, test_idx, seed: int = 0,
-               results: Results | None = None, tag: str = "") -> Results:
-    """Train each named model on ``train_idx`` (same seed, same split) and evaluate on ``test_idx``."""
-    res = results or Results(data=data)
-    rows = {}
-    for name in progress(list(names), desc=f"models{tag}"):
-        torch.manual_seed(seed)
-        model = make_model(name, data, cfg)
-        run = train_model(model, data, train_idx, seed=seed, name=name, **training_recipe(name, data, cfg))
-        pred = predict(model, data.receivers[test_idx])
-        rows[name] = evaluate(pred, data, test_idx)
-        if not tag:
-            res.models[name], res.runs[name], res.pred[name] = model, run, pred
-            res.seconds[name] = run.seconds
-            if isinstance(model, InferField) and model.variant == "infer":
-                s, b = field_sigma_beta(model, data.receivers[test_idx])
-                res.kk[name] = kk_relative_residual(s, b)
-    table = pd.DataFrame(rows).T
-    if tag:
-        res.extrapolation = table
-    else:
-        res.table = table
-    return res
+def field_diagnostics(model: InferField, data: CabinData, idx: np.ndarray) -> dict[str, float]:
+    """KK diagnostics of a trained INFER-lite variant at the receivers ``idx`` (fixed ray grid): the
+    relative KK residual of its sampled (sigma, beta), points weighted by their rendering weight
+    alpha |T|, with the free delay (``KK residual``) and with the previous revision's free constant
+    (``KK residual (constant nuisance)``)."""
+    sigma, beta, weight = field_sigma_beta(model, data.receivers[idx])
+    pw = weight.mean(-1)
+    f = data.freqs
+    return {"KK residual": kk_relative_residual(sigma, beta, f, "linear", pw),
+            "KK residual (constant nuisance)": kk_relative_residual(sigma, beta, f, "constant", pw)}
 
 
-def run_all(cfg: dict[str, Any], data: CabinData | None = None, seed: int = 0) -> Results:
-    """Simulate (unless given), train every model of ``cfg['models']`` on the interpolation split,
-    and the models of ``cfg['extrapolation_models']`` on the extrapolation split (when any)."""
+def _train_eval(name: str, data: CabinData, cfg: dict[str, Any], train_idx, test_idx, seed: int, device=None):
+    torch.manual_seed(seed)
+    model = make_model(name, data, cfg)
+    run = train_model(model, data, train_idx, seed=seed, name=name, device=device, show_progress=False,
+                      **training_recipe(name, data, cfg))
+    pred = predict(model, data.receivers[test_idx])
+    raw = predict(model, data.receivers[test_idx], causal=False) if getattr(model, "causal", False) else None
+    row = evaluate(pred, data, test_idx, raw, margin=cfg["mask_margin"])
+    diag = field_diagnostics(model, data, test_idx) if isinstance(model, InferField) and model.variant == "infer" else None
+    return model, run, pred, row, diag
+
+
+def position_blind(data: CabinData, train_idx, n: int) -> np.ndarray:
+    """Reference predictor that ignores position: the geometric mean over the training receivers of |H|
+    at each frequency (zero phase), repeated ``n`` times -- the magnitude a field must beat to use position."""
+    mag = np.exp(np.mean(np.log(np.abs(data.H[np.asarray(train_idx)]) + 1e-6), 0))
+    return np.repeat(mag[None].astype(complex), n, 0)
+
+
+def nearest_receiver(data: CabinData, train_idx, test_idx) -> np.ndarray:
+    """Reference predictor without learning: the response of the nearest training receiver [len(test), F]."""
+    tr, te = np.asarray(train_idx), np.asarray(test_idx)
+    dist = np.linalg.norm(data.receivers[te][:, None] - data.receivers[tr][None], axis=-1)
+    return data.H[tr[dist.argmin(1)]]
+
+
+def run_all(cfg: dict[str, Any], data: CabinData | None = None, seeds=None, device=None) -> Results:
+    """Simulate (unless given) and train, on the interpolation split, every model of ``cfg['models']``
+    for every seed of ``seeds`` (default ``cfg['seeds']``), the design-study models of
+    ``cfg['design_models']`` for the seeds ``cfg['design_seeds']``, and, on the extrapolation split
+    (rear slab held out), the models of ``cfg['extrapolation_models']`` for every seed. Every model of
+    a seed sees the same split, the same initial torch seed and the same training budget."""
     t0 = time.perf_counter()
     data = data or simulate_cabin(cabin_config(cfg))
-    res = run_models(data, cfg, cfg["models"], data.train, data.test, seed=seed)
-    if cfg.get("extrapolation_models"):
-        run_models(data, cfg, cfg["extrapolation_models"], data.extra_train, data.extra_test, seed=seed,
-                   results=res, tag=" (extrapolation)")
+    seeds = tuple(int(s) for s in (cfg["seeds"] if seeds is None else seeds))
+    if not seeds:
+        raise ValueError("need at least one seed")
+    design = tuple(cfg.get("design_models", ()))
+    design_seeds = tuple(int(s) for s in cfg.get("design_seeds", seeds[:1]))
+    extra = tuple(cfg.get("extrapolation_models", ()))
+    unknown = [n for n in list(cfg["models"]) + list(design) + list(extra) if n not in MODELS]
+    if unknown:
+        raise KeyError(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}")
+    res = Results(data=data, seeds=seeds)
+    jobs = [(s, n, "interp") for s in seeds for n in cfg["models"]]
+    jobs += [(s, n, "interp") for s in design_seeds for n in design if n not in cfg["models"]]
+    jobs += [(s, n, "extra") for s in seeds for n in extra]
+    rows: dict = {}
+    diags: dict = {}
+    for seed, name, split in progress(jobs, desc="models x seeds"):
+        tr, te = (data.train, data.test) if split == "interp" else (data.extra_train, data.extra_test)
+        model, run, pred, row, diag = _train_eval(name, data, cfg, tr, te, seed, device)
+        rows.setdefault((split, seed), {})[name] = row
+        if split == "interp":
+            res.runs[(name, seed)] = run
+            if diag is not None:
+                diags.setdefault(seed, {})[name] = diag
+            if seed == seeds[0]:
+                res.models[name], res.pred[name] = model, pred
+        res.seconds[name] = res.seconds.get(name, 0.0) + run.seconds
+    for (split, seed), r in rows.items():
+        (res.tables if split == "interp" else res.extrapolation)[seed] = pd.DataFrame(r).T
+    res.diagnostics = {s: pd.DataFrame(d).T for s, d in diags.items()}
+    nn_row = evaluate(nearest_receiver(data, data.train, data.test), data, data.test, margin=cfg["mask_margin"])
+    res.reference = pd.Series(nn_row, name="nearest training receiver")
+    first = seeds[0]
+    res.budget = pd.DataFrame({
+        "parameters": {n: n_parameters(m) for n, m in res.models.items()},
+        "training responses (iters x batch)": {n: res.runs[(n, first)].draws for n in res.models},
+        "train seconds (per seed)": {n: res.runs[(n, first)].seconds for n in res.models},
+    })
     res.seconds["total"] = time.perf_counter() - t0
     return res
 
@@ -137,15 +269,114 @@ def slab_kk_error(a: float = 0.6, n_fft: int = 256) -> float:
     return float(np.max(np.abs(beta - hilbert_onesided(sigma))))
 
 
-def ground_truth_kk(data: CabinData) -> dict[str, float]:
-    """Re/Im KK residual of the ground-truth responses without and with 2x zero padding, and the mean
-    wrapped phase error of their minimum-phase reconstruction (RIRs are not minimum phase)."""
-    h = data.h[:, : data.cfg.ir_length]
-    N = data.cfg.n_fft
-    band = M.band_mask(data.freqs, data.cfg.fs)
-    mp = np.abs(data.H) * np.exp(1j * minimum_phase_phase(np.abs(data.H), N))
+def nuisance_study(n_fft: int = 256, fs: int = 2000, du: float = 0.2, delay_samples: int = 3,
+                   offset: float = 0.8) -> pd.DataFrame:
+    """The KK design question (review of issue 8, §1): which per-point term may the loss leave free?
+
+    Three analytic slab factors tau = exp((-sigma + j beta) du) on the one-sided grid (sigma, beta per
+    metre): a causal one-pole slab (a KK pair), a pure delay of ``delay_samples`` samples (sigma = 0,
+    beta linear in f: causal) and a constant phase offset exp(j offset) (sigma = 0: acausal, the
+    Hilbert kernel's 1/n tails reach both sides of t = 0). For each: the negative-time energy of tau's
+    impulse response and its relative KK residual with each choice of free term.
+    """
+    f = np.fft.rfftfreq(n_fft, 1 / fs)
+    s1, b1 = one_pole_slab(0.6, n_fft, du)
+    cases = {"one-pole slab (causal)": (s1, b1),
+             "pure delay (causal)": (np.zeros_like(f), -2 * np.pi * f * delay_samples / fs / du),
+             "constant phase (acausal)": (np.zeros_like(f), np.full_like(f, offset / du))}
+    rows = {}
+    for name, (s, b) in cases.items():
+        tau = np.exp((-s + 1j * b) * du)
+        rows[name] = {"negative-time energy": float(negative_time_energy(tau, n_fft)),
+                      "KK residual, free delay": kk_relative_residual(s[None], b[None], f, "linear"),
+                      "KK residual, free constant": kk_relative_residual(s[None], b[None], f, "constant"),
+                      "KK residual, nothing free": kk_relative_residual(s[None], b[None], f, "none")}
+    return pd.DataFrame(rows).T
+
+
+def ray_causality(n_fft: int = 256, fs: int = 2000, n_slabs: int = 10, step_samples: int = 2,
+                  seed: int = 0) -> dict[str, float]:
+    """Is a rendered ray causal when every slab is KK-consistent? (review of issue 8, §3 (ii)).
+
+    A ray of ``n_slabs`` random one-pole (minimum-phase, beta = H{sigma}) slabs spaced an integer
+    ``step_samples`` of travel apart, flat re-emitted signal S = 1, rendered as
+    sum_i exp(-j w d_i) alpha_i T_i. Returns the negative-time energy fraction of the ray's impulse
+    response with INFER's opacity alpha_i = 1 - exp(-sigma_i du) (real: it drops the slab's phase) and
+    with the complex opacity 1 - tau_i that matches the complex transmittance (then the ray is a sum of
+    products of causal factors, hence causal).
+    """
+    rng = np.random.default_rng(seed)
+    F = n_fft // 2 + 1
+    w = 2 * np.pi * np.arange(F) / n_fft
+    du = step_samples * 343.0 / fs
+    out = {}
+    slabs = [one_pole_slab(float(rng.uniform(0.2, 0.8)), n_fft, du) for _ in range(n_slabs)]
+    for mode in ("real opacity (INFER)", "complex opacity"):
+        g = np.zeros(F, complex)
+        T = np.ones(F, complex)
+        for i, (s, b) in enumerate(slabs):
+            tau = np.exp((-s + 1j * b) * du)
+            alpha = (1 - np.abs(tau)) if mode.startswith("real") else (1 - tau)
+            g += np.exp(-1j * w * (i + 1) * step_samples) * alpha * T
+            T = T * tau
+        out[mode] = float(negative_time_energy(g, n_fft))
+    return out
+
+
+def _delay_removed(H: np.ndarray, arrival: np.ndarray, n_fft: int) -> np.ndarray:
+    """H(f) exp(+j 2 pi k arrival / N): the response with its (fractional) direct-sound delay removed."""
+    k = np.arange(H.shape[-1])
+    return H * np.exp(2j * np.pi * k[None, :] * np.asarray(arrival)[:, None] / n_fft)
+
+
+def min_phase_error(H: np.ndarray, arrival: np.ndarray, cfg: CabinConfig) -> float:
+    """Mean wrapped phase error (rad, over the band) between the delay-removed responses and the
+    minimum-phase responses with the same magnitude: 0 for a minimum-phase response (after its delay)."""
+    N = cfg.n_fft
+    Hc = _delay_removed(H, arrival, N)
+    mp = np.abs(H) * np.exp(1j * minimum_phase_phase(np.abs(H), N))
+    return M.wrapped_phase_error(mp, Hc, M.band_mask(cfg.freqs, cfg.fs))
+
+
+def anechoic_control(cfg: CabinConfig, receivers: np.ndarray) -> np.ndarray:
+    """Frequency responses [M, F] of the woofer alone in free field (pyroomacoustics, max_order 0, no
+    crossover, no noise): after its delay a (band-limited) impulse, the negative control of the
+    minimum-phase test."""
+    c = replace(cfg, max_order=0)
+    rirs = simulate_rirs(c, receivers)[0]
+    h = np.zeros((len(receivers), cfg.n_fft))
+    L = min(rirs.shape[-1], cfg.n_fft)
+    h[:, :L] = rirs[:, :L]
+    return np.fft.rfft(h, cfg.n_fft, axis=-1)
+
+
+def ground_truth_checks(data: CabinData, mask_margin: int = 3, n_control: int = 24) -> dict[str, float]:
+    """Data checks of the simulated cabin (review of issue 8, §2, replacing two identities):
+
+    * ``pre_arrival_max``: largest fraction of a ground-truth response's energy before the mask start
+      floor(arrival) - margin (the data are causal with respect to the direct sound);
+    * ``pre_arrival_hpf_max``: the same with pyroomacoustics' default zero-phase high-pass kept on, on
+      ``n_control`` receivers (negative control: it must fail the same test);
+    * ``min_phase_error``: mean wrapped phase error of the minimum-phase reconstruction of the
+      delay-removed responses (a room response is not minimum phase, even without its bulk delay);
+    * ``min_phase_error_anechoic``: the same for the anechoic woofer (negative control: ~0);
+    * ``reim_residual_N`` / ``reim_residual_2N``: Re/Im KK of the IRs without / with 2x padding (an
+      identity of the DFT for any sequence, shown in the theory section, not a claim).
+    """
+    cfg = data.cfg
+    h = data.h[:, : cfg.ir_length]
+    N = cfg.n_fft
+    sel = np.linspace(0, len(data.receivers) - 1, min(n_control, len(data.receivers))).round().astype(int)
+    rec = data.receivers[sel]
+    from .data import cabin_responses
+
+    h_hpf = cabin_responses(replace(cfg, zero_phase_hpf=True), rec, rng=None)
+    arr = arrival_samples(rec, cfg)
     return {
+        "pre_arrival_max": float(M.pre_arrival_energy(data.h, data.arrival, mask_margin).max()),
+        "pre_arrival_hpf_max": float(M.pre_arrival_energy(h_hpf, arr, mask_margin).max()),
+        "min_phase_error": min_phase_error(data.H, data.arrival, cfg),
+        "min_phase_error_anechoic": min_phase_error(anechoic_control(cfg, rec), arr, cfg),
         "reim_residual_N": reim_kk_residual(h, max(N, h.shape[-1])),
         "reim_residual_2N": reim_kk_residual(h, 2 * max(N, h.shape[-1])),
-        "min_phase_error": M.wrapped_phase_error(mp, data.H, band),
     }

@@ -70,31 +70,102 @@ def hilbert_matrix(n_freq: int) -> np.ndarray:
 
 _K_CACHE: dict[tuple, torch.Tensor] = {}
 
+NUISANCES = ("linear", "constant", "none")
+MAX_SLOPE = 2 * np.pi / 343.0
+"""Largest free slope of beta in f (rad per metre per Hz): 2 pi / c, an advance that exactly cancels the
+geometric propagation delay exp(-j 2 pi f du / c) of the slab; anything steeper is faster than
+instantaneous, i.e. acausal."""
 
-def kk_residual(sigma, beta, remove_constant: bool = True):
-    """Per-point KK residual r = beta - beta_inf - Hilbert{sigma} on the one-sided grid [..., F].
 
-    ``beta_inf`` is a per-point constant (subtracted as the frequency mean when ``remove_constant``):
-    a constant phase-velocity offset is not constrained by KK (brief §7, pitfall 3). Torch inputs use
-    the cached matrix form (:func:`hilbert_matrix`), which is differentiable and fast.
-    """
+def _hilbert_of(sigma):
     if isinstance(sigma, torch.Tensor):
         key = (sigma.shape[-1], sigma.dtype, sigma.device)
         if key not in _K_CACHE:
             _K_CACHE[key] = torch.as_tensor(hilbert_matrix(sigma.shape[-1]), dtype=sigma.dtype, device=sigma.device)
-        r = beta - sigma @ _K_CACHE[key]
-        return r - r.mean(-1, keepdim=True) if remove_constant else r
-    r = np.asarray(beta, dtype=float) - hilbert_onesided(np.asarray(sigma, dtype=float))
-    return r - r.mean(-1, keepdims=True) if remove_constant else r
+        return sigma @ _K_CACHE[key]
+    return hilbert_onesided(np.asarray(sigma, dtype=float))
 
 
-def kk_relative_residual(sigma, beta) -> float:
-    """||beta - beta_inf - H{sigma}|| / ||beta - mean beta|| over all points and bins (brief §5.3)."""
+def kk_residual(sigma, beta, freqs=None, nuisance: str = "linear"):
+    """Per-point KK residual on the interior bins k = 1..F-2: r = beta - H{sigma} - (free nuisance term).
+
+    ``sigma``, ``beta`` [..., F] on the one-sided grid (numpy or torch; torch stays differentiable).
+    The nuisance the relation leaves free (brief §7 pitfall 3, corrected):
+
+    * ``"linear"`` (default): a per-point term b f linear in frequency, a pure delay of the slab (the
+      1/c_inf term of the subtracted acoustic KK relation). It is fitted per point by least squares on
+      the interior bins and clipped to b <= :data:`MAX_SLOPE`, so a delay of any length is free while an
+      advance beyond the slab's own propagation delay (acausal) is penalised. A constant phase
+      offset exp(j c) is *not* free: it is acausal (its impulse response is c-weighted sinc tails on
+      both sides of t = 0) and projects only partly onto f.
+    * ``"constant"``: the per-point frequency mean is removed (the previous revision of this chapter):
+      it frees the acausal constant and penalises the causal delay. Kept for the design study.
+    * ``"none"``: nothing removed.
+
+    DC and Nyquist are excluded: H{sigma} vanishes there identically and INFER-lite pins beta to 0
+    there (a real response has a real DC and Nyquist gain). ``freqs`` [F] in Hz (default: bin index,
+    for which :data:`MAX_SLOPE` has no meaning and the slope is not clipped).
+    """
+    if nuisance not in NUISANCES:
+        raise ValueError(f"nuisance must be one of {NUISANCES}, got {nuisance!r}")
+    torch_in = isinstance(sigma, torch.Tensor)
+    if not torch_in:
+        sigma, beta = np.asarray(sigma, dtype=float), np.asarray(beta, dtype=float)
+    if sigma.shape != beta.shape:
+        raise ValueError(f"sigma and beta must have the same shape, got {tuple(sigma.shape)} and {tuple(beta.shape)}")
+    F = sigma.shape[-1]
+    if F < 4:
+        raise ValueError("need at least 4 frequency bins")
+    r = (beta - _hilbert_of(sigma))[..., 1:-1]
+    if nuisance == "constant":
+        return r - r.mean(-1, keepdim=True) if torch_in else r - r.mean(-1, keepdims=True)
+    if nuisance == "none":
+        return r
+    if freqs is None:
+        f, cap = np.arange(1, F - 1, dtype=float), np.inf
+    else:
+        freqs = np.asarray(freqs, dtype=float)
+        if freqs.shape != (F,):
+            raise ValueError(f"freqs must have the {F} bins of sigma, got shape {freqs.shape}")
+        f, cap = freqs[1:-1], MAX_SLOPE
+    if torch_in:
+        ft = torch.as_tensor(f, dtype=r.dtype, device=r.device)
+        b = (r * ft).sum(-1, keepdim=True) / (ft * ft).sum()
+        return r - torch.clamp(b, max=cap) * ft
+    b = (r * f).sum(-1, keepdims=True) / (f * f).sum()
+    return r - np.minimum(b, cap) * f
+
+
+def kk_relative_residual(sigma, beta, freqs=None, nuisance: str = "linear", weights=None) -> float:
+    """||r|| / ||beta|| over points and interior bins (brief §5.3), r = :func:`kk_residual`.
+
+    ``weights`` [P] (optional): per-point weights (e.g. the rendering weight alpha |T| of each sampled
+    point), applied to both norms.
+    """
     sigma = np.asarray(sigma, dtype=float)
     beta = np.asarray(beta, dtype=float)
-    r = kk_residual(sigma, beta)
-    b = beta - beta.mean(-1, keepdims=True)
+    r = kk_residual(sigma, beta, freqs, nuisance)
+    b = beta[..., 1:-1]
+    if weights is not None:
+        w = np.sqrt(np.asarray(weights, dtype=float))[:, None]
+        r, b = r * w, b * w
     return float(np.linalg.norm(r) / max(np.linalg.norm(b), 1e-12))
+
+
+def negative_time_energy(H, n_fft: int) -> np.ndarray:
+    """Fraction of the energy of h = irfft(H, n_fft) at negative times (the second half of the circle,
+    n >= n_fft/2): zero for a causal response shorter than n_fft/2. ``H`` [..., n_fft/2 + 1]."""
+    H = np.asarray(H)
+    if H.shape[-1] != n_fft // 2 + 1:
+        raise ValueError(f"H must have n_fft/2+1 = {n_fft // 2 + 1} bins, got {H.shape[-1]}")
+    e = np.fft.irfft(H, n_fft, axis=-1) ** 2
+    return e[..., n_fft // 2:].sum(-1) / np.maximum(e.sum(-1), 1e-30)
+
+
+def slab_factor(sigma, beta, du: float, freqs, c: float = 343.0) -> np.ndarray:
+    """The slab's transfer function with its own propagation: exp((-sigma + j beta) du) exp(-j 2 pi f du / c)."""
+    sigma, beta, freqs = (np.asarray(x, dtype=float) for x in (sigma, beta, freqs))
+    return np.exp((-sigma + 1j * beta) * du) * np.exp(-2j * np.pi * freqs * du / c)
 
 
 def one_pole_slab(a: float, n_fft: int, du: float = 1.0) -> tuple[np.ndarray, np.ndarray]:

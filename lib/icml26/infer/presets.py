@@ -1,34 +1,47 @@
 """Sizes of the infer chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
-Shared CPU (2 cores, one torch thread): INFER-lite costs ~30-60 ms per iteration at batch 8 with
-14 rays x 12 samples x 129 bins; the MLP baselines ~5-15 ms. Measured wall times of the whole
-notebook are written next to each preset (``repro run infer --scale ...``, measured while the
-machine was shared with other jobs at load 5-10, so CPU time is roughly a third of the wall time).
+Every model of a scale gets the same training budget: ``iters`` Adam steps on batches of ``batch``
+receivers (the same receiver draws), and the MLP baselines are sized (width 96, depth 4: 57 k
+parameters) close to INFER-lite (52 k); AVR-lite has 35 k. The receivers are one dense plane at
+z = 0.6 m, 24 x 12 points 0.10 x 0.11 m apart: the grid samples the field without aliasing up to
+~1.6 kHz, above the modelled band (40-900 Hz), and the models' Fourier features (6 octaves on
+room-box-normalised positions) resolve 0.08 / 0.05 / 0.04 m, below a quarter wavelength at 900 Hz.
+
+Costs on one torch thread (unloaded core): INFER-lite ~5 ms per step at batch 4 x 14 rays x 8 samples
+x 129 bins, AVR-lite ~3.5 ms, TD-MLP ~2 ms, FD-MLP ~1 ms. Measured wall times of the whole notebook
+(``repro run infer``) are written next to each preset.
 """
 from __future__ import annotations
 
 from typing import Any
 
+MAIN_MODELS = ("TD-MLP", "AVR-lite", "FD-MLP", "FD-MLP + ToF mask", "INFER-lite", "INFER w/o KK", "INFER w/o weighting")
+DESIGN_MODELS = ("INFER KK-const", "INFER lam=0.1", "INFER lam=0.01")
+
 _COMMON: dict[str, Any] = dict(
-    seed=0, fs=2000, n_fft=256, ir_length=256, crossover_hz=450.0,
-    mlp_width=128, mlp_depth=4, field_width=64, field_depth=3, n_azi=4, n_ele=3, n_samples=12, far=2.5,
-    mask_margin=3, lr=2e-3, lam_kk=1.0,
+    seed=0, fs=2000, n_fft=256, ir_length=256, crossover_hz=450.0, grid=(24, 12, 1), plane_z=0.6, n_octaves=6,
+    mlp_width=96, mlp_depth=4, field_width=64, field_depth=3, n_azi=4, n_ele=3, n_samples=8, far=2.5,
+    mask_margin=6, lr=2e-3, lam_kk=1.0,
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # sanity scale: the exact claims and the KK/causality diagnostics; too few steps for the comparisons.
-    # measured: 57 s wall (16 s CPU) for the whole notebook
-    "smoke": dict(_COMMON, max_order=8, grid=(10, 5, 2), n_samples=8, field_iters=100, field_batch=4, mlp_iters=200,
-                  mlp_batch=16, models=("TD-MLP", "FD-MLP", "AVR-lite", "INFER-lite", "INFER w/o KK"),
-                  extrapolation_models=(), bench_receivers=16),
-    # measured: 149 s wall for the whole notebook
-    "book": dict(_COMMON, max_order=10, grid=(12, 6, 2), field_iters=500, field_batch=8, mlp_iters=1000,
-                 mlp_batch=16, models=("TD-MLP", "FD-MLP", "AVR-lite", "INFER-lite", "INFER w/o KK",
-                                       "INFER w/o weighting"),
+    # sanity scale: the exact claims, the data checks and the KK diagnostics; three seeds (the `full` code
+    # path runs on these sizes in the tests), far too few steps for the comparisons.
+    # measured: ~26 s wall for the whole notebook (`repro run`; 20.7 s inside it)
+    "smoke": dict(_COMMON, max_order=8, seeds=(0, 1, 2), field_iters=200, field_batch=4, mlp_iters=200, mlp_batch=4,
+                  models=MAIN_MODELS[:6], design_models=(), design_seeds=(), extrapolation_models=(),
+                  bench_receivers=16),
+    # where the claims are judged: 3 seeds for every comparison; the KK design study (free constant,
+    # lambda_KK = 0.1, 0.01) on seed 0 only. measured: 192-206 s wall for the whole notebook (186-201 s
+    # inside it, ~180 s of them training 24 models at ~7.5 s each)
+    "book": dict(_COMMON, max_order=10, seeds=(0, 1, 2), field_iters=2000, field_batch=4, mlp_iters=2000,
+                 mlp_batch=4, models=MAIN_MODELS, design_models=DESIGN_MODELS, design_seeds=(0,),
                  extrapolation_models=(), bench_receivers=32),
-    # hours; a GPU when present. Denser grid, more rays and steps, the extrapolation split.
-    "full": dict(_COMMON, max_order=12, grid=(16, 8, 3), n_azi=8, n_ele=4, n_samples=24, field_width=128,
-                 field_iters=5000, field_batch=8, mlp_iters=10000, mlp_batch=32,
-                 models=("TD-MLP", "FD-MLP", "AVR-lite", "INFER-lite", "INFER w/o KK", "INFER w/o weighting"),
-                 extrapolation_models=("TD-MLP", "FD-MLP", "INFER-lite"), bench_receivers=64),
+    # 5 seeds, 2.5x the steps, the design study and the scalar-sigma ablation on every seed, the
+    # extrapolation split (rear slab). A GPU when present (icml26.device()). Estimated
+    # from the book timings: 70 trainings x 2.5 x ~7.5 s = ~22-25 min on 2 CPU cores (budget 45 min); not run here.
+    "full": dict(_COMMON, max_order=12, seeds=(0, 1, 2, 3, 4), field_iters=5000, field_batch=4, mlp_iters=5000,
+                 mlp_batch=4, models=MAIN_MODELS + ("INFER scalar-sigma",) + DESIGN_MODELS,
+                 design_models=(), design_seeds=(), extrapolation_models=("TD-MLP", "FD-MLP", "INFER-lite"),
+                 bench_receivers=64),
 }

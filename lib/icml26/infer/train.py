@@ -2,9 +2,13 @@
 
 * :func:`frequency_loss` -- L_fr = sum_k w_k (|dRe| + |dIm| + |log10((|H^|+e)/(|H|+e))| + 0.1 (1 - cos dphi)) / sum_k w_k
   (AVR ``Criterion`` lineage, weights (1, 1, 1, 0.1) as in the follow-up trainer).
-* :func:`kk_loss` -- L_KK = mean_{p,k} w_k |beta_p(f_k) - beta_p^inf - Hilbert{sigma_p}(f_k)|  (reconstructed).
-* :func:`time_loss` -- the TD-MLP's L1(h) + multi-resolution STFT loss.
+* :func:`kk_loss` -- L_KK = sum_{p,k} omega_p w_k |beta_p(f_k) - b_p f_k - Hilbert{sigma_p}(f_k)| / sum omega_p w_k
+  (reconstructed; b_p f_k the free delay, omega_p the rendering weight alpha |T| of point p; see
+  :func:`icml26.infer.kk.kk_residual`).
+* :func:`time_loss` -- the TD-MLP's L1(h) + multi-resolution STFT + energy-decay loss (brief §5.2).
+* :func:`avr_loss` -- AVR's official criterion (time and frequency terms on the rendered time signal).
 Total for INFER-lite: L = L_fr(w) + lambda_KK L_KK, w = perceptual x hardware weighting (or 1).
+Training and prediction run on ``device`` (default :func:`icml26.device`: CUDA when present).
 """
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ import numpy as np
 import torch
 
 from ..progress import progress
+from ..seeding import device as default_device
 from .data import CabinData
-from .kk import kk_residual
+from .kk import NUISANCES, kk_residual
 
 LOG_EPS = 1e-3
 
@@ -34,10 +39,21 @@ def frequency_loss(pred: torch.Tensor, true: torch.Tensor, weights: torch.Tensor
     return (per_bin * weights).sum(-1).mean() / weights.sum()
 
 
-def kk_loss(sigma: torch.Tensor, beta: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Kramers-Kronig consistency of per-point (sigma, beta) [P, F]: weighted mean |beta - beta_inf - H{sigma}|."""
-    r = kk_residual(sigma, beta)
-    return (r.abs() * weights).mean(0).sum() / weights.sum()
+def kk_loss(sigma: torch.Tensor, beta: torch.Tensor, weights: torch.Tensor, freqs=None,
+            point_weights: torch.Tensor | None = None, nuisance: str = "linear") -> torch.Tensor:
+    """Kramers-Kronig consistency of per-point (sigma, beta) [P, F] on the interior bins.
+
+    ``weights`` [F] spectral weights, ``point_weights`` [P] (default uniform; INFER-lite passes the
+    rendering weight of each point, so points the render never sees are not constrained),
+    ``nuisance`` the free term (:func:`icml26.infer.kk.kk_residual`).
+    """
+    r = kk_residual(sigma, beta, freqs, nuisance)
+    w = weights[1:-1]
+    per_point = (r.abs() * w).sum(-1) / w.sum()
+    if point_weights is None:
+        return per_point.mean()
+    pw = point_weights.detach()
+    return (per_point * pw).sum() / pw.sum().clamp_min(1e-12)
 
 
 def mr_stft_loss(pred: torch.Tensor, true: torch.Tensor, sizes=(64, 32, 16)) -> torch.Tensor:
@@ -53,10 +69,30 @@ def mr_stft_loss(pred: torch.Tensor, true: torch.Tensor, sizes=(64, 32, 16)) -> 
     return total / len(sizes)
 
 
+def edc_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
+    """L1 between log10 energy-decay curves (Schroeder backward integrals, normalised at t = 0)."""
+    def edc(h):
+        e = torch.flip(torch.cumsum(torch.flip(h ** 2, [-1]), -1), [-1])
+        return torch.log10(e + 1e-9) - torch.log10(e[..., :1] + 1e-9)
+    return (edc(pred_h) - edc(true_h)).abs().mean()
+
+
 def time_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
-    """TD-MLP loss: L1 on the waveform (scaled to unit RMS) + MR-STFT."""
+    """TD-MLP loss (brief §5.2): L1 on the waveform (scaled to unit RMS) + MR-STFT + log energy-decay-curve L1."""
     rms = true_h.pow(2).mean().sqrt() + 1e-8
-    return (pred_h - true_h).abs().mean() / rms + mr_stft_loss(pred_h, true_h)
+    return (pred_h - true_h).abs().mean() / rms + mr_stft_loss(pred_h, true_h) + edc_loss(pred_h, true_h)
+
+
+def avr_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
+    """AVR's training criterion (official ``Criterion``, all weights 1 here: its config was not retrieved):
+    L1 of Re and Im of rfft(h), L1 of |rfft(h)|, L1 of cos and sin of its phase, waveform L1 (scaled to
+    unit RMS), energy-decay L1 and multi-resolution STFT, on the time signal the hybrid model renders."""
+    P, T = torch.fft.rfft(pred_h, dim=-1), torch.fft.rfft(true_h, dim=-1)
+    spec = (P.real - T.real).abs().mean() + (P.imag - T.imag).abs().mean()
+    amp = (P.abs() - T.abs()).abs().mean()
+    ap, at = torch.angle(P), torch.angle(T)
+    angle = (torch.cos(ap) - torch.cos(at)).abs().mean() + (torch.sin(ap) - torch.sin(at)).abs().mean()
+    return spec + amp + angle + time_loss(pred_h, true_h)
 
 
 @dataclass
@@ -67,51 +103,72 @@ class TrainResult:
     kk_losses: list = field(default_factory=list)
     seconds: float = 0.0
     iters: int = 0
+    draws: int = 0            # receiver responses seen in training (iters x batch)
 
 
 def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, *, iters: int, batch: int,
                 lr: float = 2e-3, lr_final: float = 2e-4, weights: np.ndarray | None = None, lam_kk: float = 0.0,
-                seed: int = 0, jitter: bool = True, name: str = "", show_progress: bool = True) -> TrainResult:
+                nuisance: str = "linear", kk_points: str = "render", seed: int = 0, jitter: bool = True,
+                name: str = "", show_progress: bool = True, device: torch.device | str | None = None) -> TrainResult:
     """Adam with cosine decay lr -> lr_final and grad-clip 1 (brief §2.2), batches of receivers.
 
-    Frequency models (INFER-lite, AVR-lite, FD-MLP) are trained with L_fr(w) (+ lam_kk L_KK for the
-    field), the time model with :func:`time_loss`. Azimuth jitter of the rays per iteration (field only).
+    Frequency models (INFER-lite and its ablations, FD-MLP) are trained with L_fr(w) (+ lam_kk L_KK for
+    INFER-lite), TD-MLP with :func:`time_loss` and AVR-lite with AVR's criterion :func:`avr_loss`, both on
+    their time response.
+    Azimuth jitter of the rays per iteration (ray models). ``kk_points``: ``"render"`` weights each
+    sampled point's KK residual by its rendering weight alpha |T|, ``"uniform"`` weights all points
+    alike. The model is moved to ``device``; random draws come from a CPU generator seeded by
+    ``seed``, so a run is the same on any device up to floating-point reduction order.
     """
     if iters < 1 or batch < 1:
         raise ValueError("iters and batch must be positive")
+    if lam_kk < 0 or not math.isfinite(lam_kk):
+        raise ValueError(f"lam_kk must be a finite non-negative number, got {lam_kk}")
+    if nuisance not in NUISANCES:
+        raise ValueError(f"nuisance must be one of {NUISANCES}, got {nuisance!r}")
+    if kk_points not in ("render", "uniform"):
+        raise ValueError(f"kk_points must be 'render' or 'uniform', got {kk_points!r}")
     train_idx = np.asarray(train_idx)
     if len(train_idx) == 0:
         raise ValueError("empty training split")
+    dev = torch.device(device) if device is not None else default_device()
+    model.to(dev)
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    X = torch.as_tensor(data.receivers[train_idx], dtype=torch.float32)
-    H = torch.as_tensor(data.H[train_idx], dtype=torch.complex64)
-    h = torch.as_tensor(data.h[train_idx], dtype=torch.float32)
+    X = torch.as_tensor(data.receivers[train_idx], dtype=torch.float32, device=dev)
+    H = torch.as_tensor(data.H[train_idx], dtype=torch.complex64, device=dev)
+    h = torch.as_tensor(data.h[train_idx], dtype=torch.float32, device=dev)
     w = torch.ones(data.n_freq) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
+    w = w.to(dev)
+    freqs = data.freqs
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=iters, eta_min=lr_final)
-    res = TrainResult(name=name, model=model, iters=iters)
+    b = min(batch, len(train_idx))
+    res = TrainResult(name=name, model=model, iters=iters, draws=iters * b)
+    is_infer = model.kind == "field" and getattr(model, "variant", "") == "infer"
     t0 = time.perf_counter()
     bar = progress(range(iters), desc=f"train {name}", leave=False) if show_progress else range(iters)
+    model.train()
     for _ in bar:
-        idx = torch.randint(0, len(train_idx), (min(batch, len(train_idx)),), generator=gen)
+        idx = torch.randint(0, len(train_idx), (b,), generator=gen).to(dev)
         xb = X[idx]
+        off = float(torch.rand((), generator=gen)) * 2 * math.pi / model.n_azi if jitter and hasattr(model, "n_azi") else 0.0
+        kk = None
         if model.kind == "time":
             loss = time_loss(model.time_response(xb), h[idx])
-            kk = None
-        else:
-            if model.kind == "field":
-                off = float(torch.rand((), generator=gen)) * 2 * math.pi / model.n_azi if jitter else 0.0
-                pred = model(xb, azimuth_offset=off)
-            else:
-                pred = model(xb)
+        elif model.kind == "hybrid":
+            loss = avr_loss(model.time_response(xb, azimuth_offset=off), h[idx])
+        elif model.kind == "field":
+            pred, fields = model(xb, azimuth_offset=off, return_fields=True)
             loss = frequency_loss(pred, H[idx], w)
-            kk = None
-            if model.kind == "field" and getattr(model, "variant", "") == "infer":
-                sigma, beta = model.sampled_sigma_beta()
-                kk = kk_loss(sigma, beta, w)
+            if is_infer:
+                F = data.n_freq
+                pw = fields["weight"].mean(-1).reshape(-1) if kk_points == "render" else None
+                kk = kk_loss(fields["sigma"].reshape(-1, F), fields["beta"].reshape(-1, F), w, freqs, pw, nuisance)
                 if lam_kk > 0:
                     loss = loss + lam_kk * kk
+        else:
+            loss = frequency_loss(model(xb), H[idx], w)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -126,17 +183,28 @@ def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, 
 
 
 @torch.no_grad()
-def predict(model: torch.nn.Module, receivers: np.ndarray, chunk: int = 16) -> np.ndarray:
-    """Complex frequency responses [M, F] (numpy) of a trained model at ``receivers`` [M, 3] (checked inside the room)."""
+def predict(model: torch.nn.Module, receivers: np.ndarray, chunk: int = 16, causal: bool | None = None) -> np.ndarray:
+    """Complex frequency responses [M, F] (numpy, on the CPU) of a trained model at ``receivers`` [M, 3]
+    (checked inside the room), computed on the model's device. ``causal=False`` skips the output
+    time-of-flight mask of a masked model (INFER-lite, FD-MLP + ToF mask): its raw render."""
+    if chunk < 1:
+        raise ValueError(f"chunk must be positive, got {chunk}")
     X = model.check_receivers(receivers)
-    out = [model(X[i:i + chunk]) for i in range(0, len(X), chunk)]
+    out = []
+    for i in range(0, len(X), chunk):
+        xb = X[i:i + chunk]
+        if causal is False and hasattr(model, "render") and getattr(model, "causal", False):
+            out.append(model.render(xb))
+        else:
+            out.append(model(xb))
     return torch.cat(out).cpu().numpy().astype(np.complex128)
 
 
 @torch.no_grad()
-def field_sigma_beta(model, receivers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sigma, beta) [P, F] at every point the renderer samples for ``receivers`` (fixed ray grid)."""
+def field_sigma_beta(model, receivers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(sigma, beta, rendering weight) [P, F] at every point the renderer samples for ``receivers``
+    (fixed ray grid, no jitter)."""
     X = model.check_receivers(receivers)
-    model.render(X)
-    sigma, beta = model.sampled_sigma_beta()
-    return sigma.cpu().numpy().astype(float), beta.cpu().numpy().astype(float)
+    _, fields = model.render(X, return_fields=True)
+    F = model.n_freq
+    return tuple(fields[k].reshape(-1, F).cpu().numpy().astype(float) for k in ("sigma", "beta", "weight"))
