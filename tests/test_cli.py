@@ -203,3 +203,23 @@ def test_jobs_must_be_positive(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["run", "--all", "--jobs", "0"])
     assert exit_info.value.code == 2
+
+
+def test_a_crashed_full_run_keeps_the_published_results_and_a_finished_one_replaces_them(tmp_path):
+    from icml26.runner import run_chapter
+
+    results = tmp_path / "results"
+    (results / "full").mkdir(parents=True)
+    published = results / "full" / "toy.json"
+    published.write_text('{"slug": "toy", "claims": [], "note": "the last real full run"}')
+    (tmp_path / "a").mkdir()
+    crash = _notebook(tmp_path / "a" / "toy.ipynb", CRASH)
+    result = run_chapter(crash, "full", tmp_path / "runs", results)
+    assert result.status == "failed" and "last real full run" in published.read_text()
+    assert not list((results / "full").glob("*.previous"))
+    bad = BAD.replace('"bad-toy"', '"toy"')
+    (tmp_path / "b").mkdir()
+    failing = _notebook(tmp_path / "b" / "toy.ipynb", bad)
+    result = run_chapter(failing, "full", tmp_path / "runs", results)
+    record = json.loads(published.read_text())
+    assert result.status == "failed" and record["claims"][0]["status"] == "FAILED"  # published: a result too

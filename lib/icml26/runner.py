@@ -8,8 +8,9 @@ is recorded and the others go on.
 Caching (``reuse=True``, used by `repro book`): a chapter is re-executed only when its *key*
 (`icml26.cachekey.chapter_key`) changed. The key is handed to the kernel, so the results file records it.
 
-A `full` results file is published (committed under ``results/full/``): a `full` run that fails keeps
-the previously published file in place, and reports no claims of its own.
+A `full` results file is published (committed under ``results/full/``): a `full` run that crashes before
+`ch.finish()` keeps the previously published file in place and reports no claims of its own; one that
+finishes is published whatever its claims (a claim that fails where declared is a result too).
 """
 from __future__ import annotations
 
@@ -190,9 +191,8 @@ def run_chapter(
         nb.metadata["icml26"] = {"key": key, "status": status, "scale": scale, "seconds": round(seconds, 1)}
         nbformat.write(nb, out)
     counts = _claims_summary(results_file)
-    if status == "failed" and scale in PUBLISHED_SCALES and previous.exists():
-        results_file.unlink(missing_ok=True)
-        previous.replace(results_file)  # keep the published results of the last good run
+    if not results_file.exists() and scale in PUBLISHED_SCALES and previous.exists():
+        previous.replace(results_file)  # the run crashed before finish(): keep the last published results
         counts = {}
     previous.unlink(missing_ok=True)
     return RunResult(slug, scale, status, seconds, notebook=str(out), log=str(log_path), error=error, **counts)
