@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from icml26.mbr import (METHODS, PRESETS, NoiseModel, SynTrans, bleu_ratio, channel_scores, from_mix, mbr_decode,
-                        multiplicities, noisy_sample, r1_scores, reference_weights, sentence_score, utility_matrix,
+from icml26.mbr import (MAP_CONFIG, MBR_CONFIG, METHODS, PRESETS, NoiseModel, SynTrans, beta_unit, bleu_ratio,
+                        calibrated_lbar, channel_scores, channel_subset, config_index, corpus_chrf_from_stats,
+                        corpus_chrf_single_refs, from_mix, mbr_decode, multiplicities, noisy_sample, paired_bootstrap,
+                        r1_configs, r1_grid_selections, r1_scores, reference_weights, rowwise_spearman, run_study,
+                        select_config, sentence_score, shared_tokens, spearman, string_noise, utility_matrix,
                         utility_tensors)
 from icml26.mbr.syntrans import slot_orders
 from icml26.mbr.experiments import build_split, embedder_for, evaluate, grid_configs, grid_selections
@@ -133,6 +136,9 @@ def test_special_cases_of_r2():
     p = np.exp(lbar) / np.exp(lbar).sum()
     assert np.allclose(channel_scores(U, V, METHODS["model"], ref_counts=c, ref_lbar=lbar), U @ p)
     assert np.argmax(channel_scores(U, V, METHODS["map"], hyp_lbar=lbar)) == np.argmax(lbar)
+    # delta > 0 without multiplicities would weight every repeat again: refused
+    with pytest.raises(ValueError, match="ref_counts"):
+        channel_scores(U, V, METHODS["model"], ref_lbar=lbar)
     # symmetric utility: lambda has no effect
     S = (U + U.T) / 2
     for lam in (0.0, 0.3, 1.0):
@@ -155,6 +161,10 @@ def test_r1_special_cases():
     U = rng.uniform(1, 100, (6, 6)); V = rng.uniform(1, 100, (6, 6))
     assert np.argmax(r1_scores(U, V, (1, 1, 0, 0))) == np.argmax(U.sum(1))
     assert np.argmax(r1_scores(U, V, (0, 0, 1, 1))) == np.argmax(V.sum(1))
+    with pytest.raises(ValueError, match="non-negative"):
+        r1_scores(-U, V, (1, 1, 0, 0))
+    with pytest.raises(ValueError, match="positive"):
+        r1_scores(U, V, (1, 1, 0, 0), prior_h=np.zeros(6))
 
 
 def test_mbr_decode_and_bad_input():
@@ -176,6 +186,9 @@ def test_mbr_decode_and_bad_input():
         mbr_decode(hyps, method="beam")
     with pytest.raises(ValueError, match="log-probabilities"):
         mbr_decode(hyps, method="map")
+    assert mbr_decode(hyps, method="map", hyp_lbar=[-1.0, -0.5, -2.0, -1.0]).index == 1
+    with pytest.raises(ValueError, match="hyp_lbar"):
+        mbr_decode(hyps, method="map", hyp_lbar=[-1.0, np.nan, -2.0, -1.0])
     with pytest.raises(ValueError, match="empty hypothesis"):
         utility_matrix([], ["a"])
     with pytest.raises(ValueError, match="lambda"):
@@ -188,23 +201,138 @@ def test_mbr_decode_and_bad_input():
 
 def test_small_split_and_grid_are_deterministic():
     world = SynTrans.make("A", seed=0)
-    emb = embedder_for([world])
+    emb = embedder_for(world)
     d1 = build_split(world, "dev", 8, 6, 5, 0, NoiseModel(), ("chrf", "softf1"), emb, exact_logp=True)
     d2 = build_split(world, "dev", 8, 6, 5, 0, NoiseModel(), ("chrf", "softf1"), emb)
     assert d1.samples == d2.samples and np.array_equal(d1.U["chrf"][0], d2.U["chrf"][0])
-    assert d1.U["chrf"][0].shape == (8, 6, 6) and d1.O["softf1"].shape == (8, 6)
+    assert d1.U["chrf"][0].shape == (8, 6, 6) and d1.O["softf1"].shape == (8, 6) and d1.dev["chrf"].shape == (8, 6)
+    assert d1.O_half["chrf"].shape == (2, 8, 6) and d1.chrf_stats["m"].shape == (6, 8, 6, 5)
     cfgs = grid_configs((0, 0.5, 1), (0, 1), (0, 5))
-    assert cfgs[0] == (0, 0, 0) and len(cfgs) == 12
+    assert cfgs[0] == MBR_CONFIG and cfgs[-1] == MAP_CONFIG and len(cfgs) == 13
     sel = grid_selections(d1, "chrf", cfgs)
-    assert sel.shape == (12, 8)
+    assert sel.shape == (13, 8)
     assert set(evaluate(d1, sel[0])) == {"chrf", "softf1"}
     assert d1.true_logp.shape == (8, 6)
+    # the dev signal is the utility against the one held-out reference
+    assert d1.dev["chrf"][3, 2] == pytest.approx(sentence_score(d1.samples[3][2], d1.heldout[3], "chrf"), abs=1e-9)
+    with pytest.raises(ValueError, match="MBR"):
+        grid_configs((0.5,), (0,), (0,))
+    with pytest.raises(ValueError, match="not in the grid"):
+        config_index(cfgs, (0.3, 0, 0))
+
+
+def test_channel_subsets_and_map():
+    cfgs = grid_configs((0, 0.5, 1), (0, 1), (0, 2))
+    lam = channel_subset(cfgs, "lambda")
+    assert lam[0] == config_index(cfgs, MBR_CONFIG) and {cfgs[c] for c in lam} == {(0, 0, 0), (0.5, 0, 0), (1, 0, 0)}
+    assert {cfgs[c] for c in channel_subset(cfgs, "beta")} == {(0, 0, 0), (0, 0, 2), MAP_CONFIG}
+    assert {cfgs[c] for c in channel_subset(cfgs, "delta")} == {(0, 0, 0), (0, 1, 0)}
+    assert len(channel_subset(cfgs, "all")) == len(cfgs)
+    with pytest.raises(ValueError, match="unknown channel"):
+        channel_subset(cfgs, "gamma")
+    world = SynTrans.make("A", seed=0)
+    d = build_split(world, "test", 10, 6, 4, 1, NoiseModel(), ("bleu",), embedder_for(world))
+    assert np.array_equal(select_config(d, "bleu", MAP_CONFIG), np.argmax(d.lbar, axis=-1))
+    assert beta_unit(d, "bleu") > 0
+    # a huge finite b is MAP up to ties in lbar
+    assert np.array_equal(select_config(d, "bleu", (0.0, 0.0, 1e9)), select_config(d, "bleu", MAP_CONFIG))
+
+
+def test_softf1_embedders_are_per_task():
+    a, b = SynTrans.make("A", seed=0), SynTrans.make("B", seed=0)
+    shared = shared_tokens([a, b])
+    assert shared  # the pseudo-word vocabularies overlap: one merged table would mix the tasks' concepts
+    for world in (a, b):
+        emb = embedder_for(world)
+        for sid, syns in world.lexicon.synonyms.items():
+            vecs = [emb.vector(w) for w in syns]
+            assert all(np.array_equal(vecs[0], v) for v in vecs), f"synonyms of {sid} do not share a vector"
+    with pytest.raises(ValueError, match="one embedder per task"):
+        embedder_for([a, b])
+
+
+def test_calibrated_scores():
+    rng = np.random.default_rng(0)
+    trace = rng.normal(-1, 0.5, (400, 12)); eps = rng.standard_normal((400, 12))
+    assert np.array_equal(calibrated_lbar(trace, eps, 1.0), trace)
+    for c in (0.0, 0.5):
+        lb = calibrated_lbar(trace, eps, c)
+        assert np.allclose(lb.mean(-1), trace.mean(-1) + trace.std(-1) * np.sqrt(1 - c * c) * eps.mean(-1))
+        corr = np.mean([np.corrcoef(lb[s], trace[s])[0, 1] for s in range(400)])
+        assert corr == pytest.approx(c, abs=0.05)
+    with pytest.raises(ValueError, match="calibration"):
+        calibrated_lbar(trace, eps, 1.5)
+    noise = string_noise([["a", "b", "a"], ["c", "c", "c"]], np.random.default_rng(1))
+    assert noise[0, 0] == noise[0, 2] != noise[0, 1] and noise[1, 0] == noise[1, 1] == noise[1, 2]
+    world = SynTrans.make("A", seed=0)
+    d = build_split(world, "test", 6, 5, 4, 0, NoiseModel(), ("chrf",), embedder_for(world), calibration=0.3)
+    assert d.calibration == 0.3 and np.array_equal(d.recalibrated(1.0).lbar, d.lbar_trace)
+    assert d.recalibrated(1.0).samples is d.samples  # only the scores change
+
+
+def test_corpus_chrf_matches_sacrebleu():
+    world = SynTrans.make("B", seed=0)
+    d = build_split(world, "test", 25, 5, 3, 2, NoiseModel(), ("chrf",), embedder_for(world))
+    sel = np.random.default_rng(0).integers(0, 5, 25)
+    ours = corpus_chrf_single_refs(d, sel)
+    hyps = [d.samples[s][i] for s, i in enumerate(sel)]
+    for k in range(3):
+        assert ours[k] == pytest.approx(sacrebleu.corpus_chrf(hyps, [[r[k] for r in d.oracle_refs]]).score, abs=1e-9)
+    with pytest.raises(ValueError, match="shape"):
+        corpus_chrf_from_stats(np.zeros((4, 3)), np.zeros((4, 3)), np.zeros((4, 3)))
+
+
+def test_paired_bootstrap_and_correlations():
+    rng = np.random.default_rng(0)
+    diffs = [rng.normal(1.0, 1.0, 200) for _ in range(3)]
+    mean, lo, hi = paired_bootstrap(diffs, 500, seed=0)
+    assert lo < mean < hi and lo > 0.7 and hi < 1.3
+    assert paired_bootstrap([np.zeros(5)], 100) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        paired_bootstrap([np.zeros(0)])
+    assert math.isnan(spearman(np.ones(5), np.arange(5)))  # undefined, not 0
+    assert rowwise_spearman(np.arange(12.0).reshape(2, 6), np.arange(12.0).reshape(2, 6)) == pytest.approx(1.0)
+
+
+def test_r1_grid_contains_mbr():
+    world = SynTrans.make("A", seed=0)
+    d = build_split(world, "test", 12, 6, 4, 0, NoiseModel(), ("chrf",), embedder_for(world))
+    cfgs = r1_configs((0.0, 1.0), (1.0,), (0.0,))
+    assert cfgs[0] == (1.0, 1.0, 0.0, 0.0)
+    sel = r1_grid_selections(d, "chrf", cfgs, prior="u")
+    mbr_scores = d.U["chrf"][0].mean(-1)
+    assert np.allclose(mbr_scores[np.arange(12), sel[0]], mbr_scores.max(-1))
+    direct = np.argmax(r1_scores(d.U["chrf"][0], d.U["chrf"][1], cfgs[1], prior_h=np.exp(d.lbar), prior_r=np.exp(d.lbar)), -1)
+    assert np.array_equal(r1_grid_selections(d, "chrf", cfgs, prior="m")[1], direct)
+    with pytest.raises(ValueError, match="prior"):
+        r1_grid_selections(d, "chrf", cfgs, prior="x")
 
 
 def test_presets_have_every_scale():
     assert set(PRESETS) == {"smoke", "book", "full"}
-    for p in PRESETS.values():
-        assert len(p["lams"]) * len(p["deltas"]) * len(p["betas"]) == 75
+    for name, p in PRESETS.items():
+        cfgs = grid_configs(p["lams"], p["deltas"], p["betas"])
+        assert len(cfgs) == len(p["lams"]) * len(p["deltas"]) * len(p["betas"]) + 1  # + MAP
+        assert 0.0 <= p["calibration"] <= 1.0 and min(p["calibrations"]) == 0.0 and max(p["calibrations"]) == 1.0
+        assert p["n_seeds"] >= 3  # method comparisons are measured over >= 3 seeds
+    assert PRESETS["full"]["model"] == "seq2seq" and "sweep" in PRESETS["full"]
+
+
+def test_run_study_over_seeds_and_recalibration():
+    p = dict(PRESETS["smoke"], n_seeds=2, n_sources=6, n_samples=5, n_oracle=4, tasks=("A",), utilities=("chrf", "bleu"))
+    st = run_study(p, show_progress=False)
+    assert st.seeds == [0, 1] and set(st.splits) == {(s, "A", sp) for s in (0, 1) for sp in ("dev", "test")}
+    assert st.configs[st.mbr] == MBR_CONFIG
+    tuned, base = st.gain("A", "chrf", "lambda")
+    assert len(tuned) == len(base) == 2
+    assert st.tuned(0, "A", "chrf", "lambda") in channel_subset(st.configs, "lambda")
+    st1 = st.recalibrated(1.0)
+    assert st1.calibration == 1.0 and st1.splits[(0, "A", "test")].U is st.splits[(0, "A", "test")].U
+    # lambda-only selections do not look at the model score, so they cannot change with the calibration
+    lam = channel_subset(st.configs, "lambda")
+    assert np.array_equal(st1.selections[(0, "A", "test", "chrf")][lam], st.selections[(0, "A", "test", "chrf")][lam])
+    with pytest.raises(ValueError, match="model"):
+        run_study(dict(p, model="beam"))
 
 
 def test_seq2seq_trains_and_samples():
@@ -219,3 +347,42 @@ def test_seq2seq_trains_and_samples():
     rng = np.random.default_rng(0)
     texts, lbar = model.sample([world.sample_source(rng) for _ in range(2)], 3, rng)
     assert len(texts) == 2 and len(texts[0]) == 3 and lbar.shape == (2, 3) and np.all(np.isfinite(lbar))
+    # sampling encodes once and decodes step by step: the same logits as nn.Transformer.forward
+    srcs = model._encode_src([world.sample_source(rng) for _ in range(3)])
+    tgt = model.target_batch([world.sample_reference(world.sample_source(rng), rng) for _ in range(3)])[:, :-1]
+    T = tgt.shape[1]
+    with torch.no_grad():
+        direct = model.out(model.net(model.src_emb(srcs) + model.pos(torch.arange(srcs.shape[1])),
+                                     model.tgt_emb(tgt) + model.pos(torch.arange(T)),
+                                     tgt_mask=torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1),
+                                     src_key_padding_mask=srcs == 0, tgt_key_padding_mask=tgt == 0,
+                                     memory_key_padding_mask=srcs == 0))
+        assert torch.allclose(direct, model._logits(srcs, tgt), atol=1e-6)
+    # epsilon above every probability (a flat, untrained model): the most probable token is kept, no NaN
+    flat = Seq2Seq(world, Seq2SeqConfig(d_model=16, heads=2, layers=1, steps=1, batch=4, n_train=10, max_len=6, epsilon=0.9))
+    texts, lbar = flat.sample([world.sample_source(rng)], 4, rng)
+    assert len(texts[0]) == 4 and np.all(np.isfinite(lbar))
+    # a truncated reference gets no end-of-sentence token; a short one does
+    short = Seq2Seq(world, Seq2SeqConfig(d_model=16, heads=2, layers=1, steps=1, batch=4, n_train=10, max_len=3))
+    words = world.lexicon.target_vocabulary
+    tgt = short.target_batch([" ".join(words[:5]), " ".join(words[:2])])
+    from icml26.mbr.seq2seq import BOS, EOS
+    assert tgt[0].tolist() == [BOS] + [short.tgt_ids[w] for w in words[:3]]
+    assert tgt[1].tolist() == [BOS] + [short.tgt_ids[w] for w in words[:2]] + [EOS]
+
+
+def test_seq2seq_study_runs():
+    """The `full` code path (a trained seq2seq sampler per task) on tiny sizes."""
+    pytest.importorskip("torch")
+    p = dict(PRESETS["full"], n_seeds=1, n_sources=3, n_samples=4, n_oracle=4, tasks=("A",), utilities=("chrf",),
+             seq2seq=dict(d_model=16, heads=2, layers=1, steps=5, batch=8, lr=3e-3, n_train=50, max_len=30, epsilon=0.02))
+    st = run_study(p, show_progress=False)
+    d = st.splits[(0, "A", "test")]
+    assert st.model == "seq2seq" and d.calibration == 1.0 and np.all(np.isfinite(d.lbar))
+    assert all(isinstance(h, str) for hs in d.samples for h in hs)
+
+
+def test_bleu_ratio_needs_every_order():
+    with pytest.raises(ValueError, match=">= 4"):
+        bleu_ratio(3, 10)
+    assert bleu_ratio(11, 10) > 1 > bleu_ratio(24, 20)  # reverse favours 1 extra token, not 4 (T5)

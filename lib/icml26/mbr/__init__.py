@@ -2,37 +2,43 @@
 
 Model library of the ``mbr`` chapter. Equation names refer to the research brief ``papers/mbr.md``
 (R1, R2 of §2.2 are **our reconstructions** of the paper's four-channel decomposition; only the
-abstract and a note were readable).
+abstract could be read, and the "note" the brief quotes could not be found).
 
-* world (stand-in for WMT data): :class:`SynTrans` (exact ``log p*``), :data:`TASKS`, :class:`NoiseModel`,
-  :func:`noisy_sample`, :func:`noisy_samples`, :func:`source_text`
+* world (stand-in for WMT data): :class:`SynTrans` (exact ``log p*``), :data:`TASKS`, :class:`NoiseModel`
+  , :func:`noisy_sample`, :func:`noisy_samples`, :func:`source_text`
 * utilities: :func:`utility_tensors`, :func:`utility_matrix`, :func:`sentence_score`, :data:`UTILITIES`,
-  :class:`ConceptEmbedder` (SoftF1), :func:`bleu_ratio` (§3.1)
+  :class:`ConceptEmbedder` (SoftF1), :func:`bleu_ratio` (§3.1), :func:`corpus_chrf_from_stats`
 * decoders: :func:`mbr_decode`, :func:`channel_scores` (R2), :func:`r1_scores` (R1), :data:`METHODS`,
   :func:`from_mix`, :func:`reference_weights`, :func:`multiplicities`
-* experiments: :func:`run_study` -> :class:`Study`, :func:`baselines`, :func:`evaluate`,
-  :func:`corpus_scores`, :func:`zscores`, :func:`score_correlation`
+* experiments: :func:`run_study` -> :class:`Study` (seeds x tasks x dev/test), :func:`grid_configs`,
+  :func:`channel_subset`, :func:`select_config`, :func:`beta_unit`, :func:`baselines`, :func:`evaluate`,
+  :func:`corpus_chrf_single_refs`, :func:`paired_bootstrap`, :func:`r1_grid_selections`, :func:`zscores`
 * full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`
 """
 from __future__ import annotations
 
 from .decode import (CHANNELS, METHODS, MBRResult, channel_scores, check_weights, from_mix, mbr_decode,
                      multiplicities, r1_scores, reference_weights)
-from .experiments import (Study, TaskData, baselines, build_split, corpus_scores, embedder_for, evaluate,
-                          grid_configs, grid_scores, grid_selections, make_world, run_study, score_correlation,
-                          select, spearman, zscores)
-from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, sentence_score,
-                      utility_matrix, utility_tensors)
+from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, Study, TaskData, baselines, beta_unit,
+                          build_split, calibrated_lbar, channel_subset, config_index, corpus_chrf_single_refs, embedder_for,
+                          evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, make_world,
+                          mix_scores, paired_bootstrap, r1_configs, r1_grid_selections, rowwise_spearman, run_study,
+                          score_correlation, select, select_config, shared_tokens, spearman, string_noise,
+                          zscores)
+from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, corpus_chrf_from_stats,
+                      sentence_score, utility_matrix, utility_tensors)
 from .presets import PRESETS
 from .seq2seq import Seq2Seq, Seq2SeqConfig, seq2seq_sampler_factory
-from .syntrans import TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text
+from .syntrans import (TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text)
 
 __all__ = [
-    "CHANNELS", "ConceptEmbedder", "METHODS", "MBRResult", "NgramStats", "NoiseModel", "PRESETS", "Seq2Seq",
-    "Seq2SeqConfig", "Study", "SynTrans", "TASKS", "TaskData", "TaskSpec", "UTILITIES", "baselines", "bleu_ratio",
-    "bleu_tokens", "build_split", "channel_scores", "check_weights", "corpus_scores", "embedder_for", "evaluate",
-    "from_mix", "grid_configs", "grid_scores", "grid_selections", "make_world", "mbr_decode", "multiplicities",
-    "noisy_sample", "noisy_samples", "r1_scores", "reference_weights", "run_study", "score_correlation", "select",
-    "sentence_score", "seq2seq_sampler_factory", "source_text", "spearman", "utility_matrix", "utility_tensors",
+    "CHANNELS", "CHANNEL_SUBSETS", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
+    "NgramStats", "NoiseModel", "PRESETS", "Seq2Seq", "Seq2SeqConfig", "Study", "SynTrans", "TASKS", "TaskData",
+    "TaskSpec", "UTILITIES", "baselines", "beta_unit", "bleu_ratio", "bleu_tokens", "build_split", "calibrated_lbar", "channel_scores",
+    "channel_subset", "check_weights", "config_index", "corpus_chrf_from_stats", "corpus_chrf_single_refs",
+    "embedder_for", "evaluate", "evaluate_grid", "from_mix", "grid_configs", "grid_scores", "grid_selections",
+    "make_world", "mbr_decode", "mix_scores", "multiplicities", "noisy_sample", "noisy_samples", "paired_bootstrap", "r1_configs", "r1_grid_selections", "r1_scores", "reference_weights",
+    "rowwise_spearman", "run_study", "score_correlation", "select", "select_config", "sentence_score",
+    "seq2seq_sampler_factory", "shared_tokens", "source_text", "spearman", "string_noise", "utility_matrix", "utility_tensors",
     "zscores",
 ]

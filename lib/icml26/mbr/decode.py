@@ -13,8 +13,14 @@ R2 (expected-utility form, brief eq. R2)::
 with ``c(r)`` the multiplicity of r among the samples. Special cases (brief table §2.2):
 (1, 0, 0, 0) standard MBR (Eikema & Aziz), (0, 0, 1, 0) reverse-direction MBR, (1/2, 0, 1/2, 0)
 symmetrised MBR, (1, 0, 0, 1) model-based MBR-L (Jinnai et al. 2023), (0, 1, 0, 0) MAP over samples.
-With ``lambda = gamma / (alpha + gamma)`` the direction mix, only (lambda, delta, beta / (alpha + gamma))
-matter for the argmax.
+S is homogeneous of degree one in (alpha, beta, gamma) and w_delta is invariant to a constant shift of
+lbar, so with ``lambda = gamma / (alpha + gamma)`` the direction mix only (lambda, delta,
+beta / (alpha + gamma)) matter for the argmax (checked in the chapter's Theory section).
+
+delta's target: over *distinct* references, ``w_1(r) ∝ pi(r)`` counts each sampled string once, so with M
+draws the delta = 1 estimate targets ``sum_r p(r) P(r in sample) f(r) / Z`` with
+``P(r in sample) = 1 - (1 - p(r))^M``: the model distribution when M covers the support, its square
+``p^2 / Z`` when almost every draw is distinct (the regime of SynTrans; the chapter measures the share).
 
 R1 (probabilistic skeleton, brief eq. R1): a joint ``J_ij ∝ U_ij`` over (hypothesis, reference) pairs
 per direction, its marginals and conditionals, and
@@ -92,21 +98,29 @@ def reference_weights(counts: np.ndarray, ref_lbar: np.ndarray | None, delta: fl
         logw = np.where(counts > 0, np.log(np.where(counts > 0, counts, 1.0)), -np.inf)
     else:
         if ref_lbar is None:
-            raise ValueError("delta != 0 needs the references' length-normalised log-probabilities (ref_logprobs)")
+            raise ValueError("delta != 0 needs the references' length-normalised log-probabilities (ref_lbar)")
         logw = np.where(counts > 0, (1 - delta) * np.log(np.where(counts > 0, counts, 1.0)) + delta * ref_lbar, -np.inf)
     return np.exp(logw - logsumexp(logw, axis=-1, keepdims=True))
 
 
 def channel_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, ref_counts: np.ndarray | None = None,
                    ref_lbar: np.ndarray | None = None, hyp_lbar: np.ndarray | None = None) -> np.ndarray:
-    """R2 score of every hypothesis, batched over leading axes.
+    """R2 score of every hypothesis (brief eq. R2), batched over leading axes.
 
     ``U_fwd, U_rev``: (..., N, M) with ``U_fwd[i, j] = u(h_i, r_j)``, ``U_rev[i, j] = u(r_j, h_i)``;
-    ``ref_counts, ref_lbar``: (..., M); ``hyp_lbar``: (..., N). Returns (..., N)."""
+    ``ref_counts``: (..., M) multiplicities at first occurrence (:func:`multiplicities`), required when
+    delta > 0 (without them every repeat would be weighted again, brief pitfall 4); with delta = 0 and no
+    counts every column is one draw (the Monte-Carlo average over the multiset). ``ref_lbar``: (..., M)
+    and ``hyp_lbar``: (..., N) length-normalised log-probabilities. Returns (..., N)."""
     a, b, g, d = check_weights(weights)
     U_fwd = np.asarray(U_fwd, dtype=float); U_rev = np.asarray(U_rev, dtype=float)
     if U_fwd.shape != U_rev.shape or U_fwd.ndim < 2:
         raise ValueError(f"U_fwd and U_rev must have the same shape (..., N, M), got {U_fwd.shape} and {U_rev.shape}")
+    if not (np.all(np.isfinite(U_fwd)) and np.all(np.isfinite(U_rev))):
+        raise ValueError("utility matrices must be finite")
+    if ref_counts is None and d > 0 and (a or g):
+        raise ValueError("delta > 0 weights distinct references: pass ref_counts=multiplicities(references) "
+                         "(repeats would otherwise be counted twice)")
     counts = np.ones(U_fwd.shape[:-2] + U_fwd.shape[-1:]) if ref_counts is None else np.asarray(ref_counts, float)
     score = np.zeros(U_fwd.shape[:-1])
     if a or g:
@@ -114,7 +128,7 @@ def channel_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, ref_counts:
         score = score + np.einsum("...ij,...j->...i", a * U_fwd + g * U_rev, w)
     if b:
         if hyp_lbar is None:
-            raise ValueError("beta != 0 needs the hypotheses' length-normalised log-probabilities (hyp_logprobs)")
+            raise ValueError("beta != 0 needs the hypotheses' length-normalised log-probabilities (hyp_lbar)")
         score = score + b * np.asarray(hyp_lbar, dtype=float)
     return score
 
@@ -124,9 +138,15 @@ def r1_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, prior_h: np.ndar
     """R1 score (brief §2.2, our reconstruction) with g(u) = u; priors default to the utility marginals
     ``P->(h)`` and ``P<-(r)`` (R1-u). Utilities must be non-negative. Shapes as :func:`channel_scores`."""
     a, b, g, d = check_weights(weights)
-    Jf = np.maximum(np.asarray(U_fwd, float), floor); Jr = np.maximum(np.asarray(U_rev, float), floor)
-    if np.any(np.asarray(U_fwd) < 0) or np.any(np.asarray(U_rev) < 0):
-        raise ValueError("R1 with g(u) = u needs non-negative utilities")
+    U_fwd = np.asarray(U_fwd, float); U_rev = np.asarray(U_rev, float)
+    if U_fwd.shape != U_rev.shape or U_fwd.ndim < 2:
+        raise ValueError(f"U_fwd and U_rev must have the same shape (..., N, M), got {U_fwd.shape} and {U_rev.shape}")
+    if not (np.all(np.isfinite(U_fwd)) and np.all(np.isfinite(U_rev))) or np.any(U_fwd < 0) or np.any(U_rev < 0):
+        raise ValueError("R1 with g(u) = u needs finite, non-negative utilities")
+    for name, prior in (("prior_h", prior_h), ("prior_r", prior_r)):
+        if prior is not None and (not np.all(np.isfinite(prior)) or np.any(np.asarray(prior) <= 0)):
+            raise ValueError(f"{name} must be positive probabilities")
+    Jf = np.maximum(U_fwd, floor); Jr = np.maximum(U_rev, floor)
     Jf = Jf / Jf.sum(axis=(-2, -1), keepdims=True); Jr = Jr / Jr.sum(axis=(-2, -1), keepdims=True)
     Pf_h = Jf.sum(-1, keepdims=True)            # P->(h_i)
     Pr_r = Jr.sum(-2, keepdims=True)            # P<-(r_j)
@@ -150,14 +170,15 @@ class MBRResult:
 
 
 def mbr_decode(hypotheses: Sequence[str], references: Sequence[str] | None = None, *, utility: str = "chrf",
-               method: str = "mbr", weights=None, hyp_logprobs=None, ref_logprobs=None,
+               method: str = "mbr", weights=None, hyp_lbar=None, ref_lbar=None,
                embedder: ConceptEmbedder | None = None) -> MBRResult:
     """Pick one hypothesis by MBR or one of its channel-weighted variants (R2).
 
     ``method``: ``"mbr"``, ``"reverse"``, ``"symmetric"``, ``"model"`` (MBMBR-L), ``"map"`` or ``"nc"``
     (noisy-channel with explicit ``weights = (alpha, beta, gamma, delta)``). References default to the
-    hypotheses (H = R, the usual sampling-based MBR); log-probabilities are length-normalised. The
-    utility matrices are computed once for both directions."""
+    hypotheses (H = R, the usual sampling-based MBR). ``hyp_lbar`` / ``ref_lbar``: *length-normalised*
+    log-probabilities ``log p(y|x) / |y|`` (brief pitfall 5), not raw log-probabilities. The utility
+    matrices are computed once for both directions."""
     if isinstance(hypotheses, str) or len(hypotheses) == 0:
         raise ValueError("hypotheses must be a non-empty list of strings")
     same = references is None
@@ -175,11 +196,11 @@ def mbr_decode(hypotheses: Sequence[str], references: Sequence[str] | None = Non
         w = METHODS[method]
     else:
         raise ValueError(f"unknown method {method!r}; valid methods are {sorted(METHODS) + ['nc']}")
-    hyp_lbar = None if hyp_logprobs is None else np.asarray(hyp_logprobs, float)
-    ref_lbar = None if ref_logprobs is None else np.asarray(ref_logprobs, float)
+    hyp_lbar = None if hyp_lbar is None else np.asarray(hyp_lbar, float)
+    ref_lbar = None if ref_lbar is None else np.asarray(ref_lbar, float)
     if same and ref_lbar is None:
         ref_lbar = hyp_lbar
-    for name, arr, n in (("hyp_logprobs", hyp_lbar, len(hypotheses)), ("ref_logprobs", ref_lbar, len(references))):
+    for name, arr, n in (("hyp_lbar", hyp_lbar, len(hypotheses)), ("ref_lbar", ref_lbar, len(references))):
         if arr is not None and (arr.shape != (n,) or not np.all(np.isfinite(arr))):
             raise ValueError(f"{name} must be {n} finite numbers, got shape {arr.shape}")
     U_fwd, U_rev = utility_matrix(list(hypotheses), references, utility, embedder)

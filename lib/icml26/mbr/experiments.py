@@ -1,47 +1,101 @@
-"""The chapter's experiments (brief §5): SynTrans tasks, candidate sets, utilities, decoders, grids.
+"""The chapter's experiments (brief §5): SynTrans tasks, candidate sets, utilities, decoders, grids, seeds.
 
-Everything is deterministic given the preset's seed. For every source we keep all N samples of
-``p_theta`` as candidates and as pseudo-references (H = R, self-pair included for every decoder,
-brief pitfall 8), and the *oracle expected utility* ``O[u][s, i] = mean_k u(h_i, r*_k)`` of every
-candidate against K fresh draws of the true distribution p* (brief §5.3 (b)); any decoder's quality
-is then a lookup ``O[u][s, selected]``. One held-out true reference per source gives WMT-style corpus
-scores (sacrebleu ``corpus_chrf`` / ``corpus_bleu``, §5.3 (a)).
+Everything is deterministic given the preset's seed. One *seed* is one independent replicate: fresh
+source sentences, fresh samples of ``p_theta`` and fresh true references for the dev and test split of
+every task (the two SynTrans worlds themselves are fixed). For every source we keep all N samples of
+``p_theta`` as candidates and as pseudo-references (H = R, self-pair included for every decoder, brief
+pitfall 8) and draw from the true distribution p*:
+
+* K *oracle* references: ``O[u][s, i] = mean_k u(h_i, r*_k)`` is the evaluation (lower variance than one
+  reference), and ``O_half`` splits the K into two halves for the regret analysis (pick the oracle-best
+  candidate on one half, score everything on the other, so the oracle is not flattered by its own noise);
+* one *held-out* reference: the dev-split tuning signal ``dev[u][s, i] = u(h_i, r_heldout)``, the
+  paper's protocol (one human reference per dev sentence, the utility as the selection metric);
+* the chrF statistics against every oracle reference, for corpus chrF averaged over K single-reference
+  corpora with a standard error (the WMT-style number, brief §5.3 (a)).
+
+**Calibration of the model score.** The ``oracle-noise`` sampler's trace log-probability detects its own
+injected errors (within-source Spearman with the oracle chrF of about 0.7), which makes the hypothesis
+prior an oracle. The model score the decoders see is therefore ``calibrated_lbar``: per source,
+``lbar_c = mu + sd * (c * z + sqrt(1 - c^2) * eps)`` with ``z`` the standardised trace score and ``eps`` a
+standard normal draw per distinct string, independent of quality. ``c`` (the calibration, in [0, 1])
+is the correlation of the model score with the trace score: c = 1 is the self-aware sampler, c = 0 a
+score that knows nothing. The candidates, references and utilities do not depend on c, so a sweep
+over c changes only what beta and delta can see. A trained model (``seq2seq``) is used as it is (c = 1).
+
+The channel-weight grid is (lambda, delta, b) with the hypothesis-prior weight ``beta = b * beta_unit``:
+``beta_unit = sd_u / sd_lbar``, the mean within-source spread of the MBR expected utility over that of
+lbar, both computed from the candidates alone (no reference), so that b is dimensionless and means the
+same for every utility (brief pitfall 7). ``b = inf`` is MAP over samples.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 from scipy.stats import rankdata, spearmanr
 
 from ..progress import progress
-from .decode import METHODS, channel_scores, from_mix, multiplicities
-from .metrics import UTILITIES, ConceptEmbedder, utility_tensors
+from .decode import METHODS, channel_scores, from_mix, multiplicities, reference_weights
+from .metrics import UTILITIES, ConceptEmbedder, corpus_chrf_from_stats, utility_tensors
 from .syntrans import NoiseModel, SynTrans, noisy_samples, source_text
+
+INF = math.inf
+MBR_CONFIG = (0.0, 0.0, 0.0)
+MAP_CONFIG = (0.0, 0.0, INF)
+CHANNEL_SUBSETS = ("lambda", "delta", "beta", "all")
+"""The sub-grids tuned separately: one channel free, the others at their MBR value ("all": the full grid)."""
 
 
 @dataclass
 class TaskData:
-    """One split (dev or test) of one SynTrans task with its samples and utility tensors."""
+    """One split (dev or test) of one SynTrans task for one seed, with its samples and utility tensors."""
 
     task: str
     split: str
+    seed: int
     trees: list[dict]
     samples: list[list[str]]            # (S, N) candidates = pseudo-references
-    lbar: np.ndarray                    # (S, N) length-normalised log p_theta
+    lbar_trace: np.ndarray              # (S, N) length-normalised log p_theta of the generation trace
+    eps: np.ndarray                     # (S, N) quality-independent standard normal score noise (per string)
     counts: np.ndarray                  # (S, N) multiplicity at first occurrence, 0 at repeats
     oracle_refs: list[list[str]]        # (S, K) draws of p*
-    heldout: list[str]                  # (S,) one more draw of p*
+    heldout: list[str]                  # (S,) one more draw of p*: the dev tuning reference
+    calibration: float = 1.0            # c: correlation of the model score with the trace score
     U: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # u -> (fwd, rev), (S, N, N)
-    O: dict[str, np.ndarray] = field(default_factory=dict)                     # u -> (S, N)
+    O: dict[str, np.ndarray] = field(default_factory=dict)                     # u -> (S, N) oracle E[u]
+    O_half: dict[str, np.ndarray] = field(default_factory=dict)                # u -> (2, S, N) halves of K
+    dev: dict[str, np.ndarray] = field(default_factory=dict)                   # u -> (S, N) u(h, r_heldout)
+    chrf_stats: dict[str, np.ndarray] = field(default_factory=dict)            # corpus chrF statistics
     true_logp: np.ndarray | None = None  # (S, N) exact log p*(h|x) of every candidate
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_sources(self) -> int:
         return len(self.samples)
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.samples[0])
+
+    @property
+    def lbar(self) -> np.ndarray:
+        """The model score (length-normalised log-probability) of every candidate at this calibration."""
+        if "lbar" not in self._cache:
+            self._cache["lbar"] = calibrated_lbar(self.lbar_trace, self.eps, self.calibration)
+        return self._cache["lbar"]
+
+    def recalibrated(self, calibration: float) -> "TaskData":
+        """The same samples and utilities, scored by a model with another calibration c."""
+        if not 0.0 <= calibration <= 1.0:
+            raise ValueError(f"calibration must lie in [0, 1], got {calibration}")
+        return dataclasses.replace(self, calibration=float(calibration), _cache={})
 
     def chars(self) -> np.ndarray:
         return np.array([[len("".join(h.split())) for h in hs] for hs in self.samples], dtype=float)
@@ -50,44 +104,93 @@ class TaskData:
         return np.array([[len(h.split()) for h in hs] for hs in self.samples], dtype=float)
 
 
+def calibrated_lbar(lbar_trace: np.ndarray, eps: np.ndarray, calibration: float) -> np.ndarray:
+    """``mu + sd * (c * z + sqrt(1 - c^2) * eps)`` per source (module docstring): the trace score with its
+    within-source mean and spread, a fraction ``c`` of its information about quality kept."""
+    lbar_trace = np.asarray(lbar_trace, float); eps = np.asarray(eps, float)
+    if lbar_trace.shape != eps.shape or lbar_trace.ndim != 2:
+        raise ValueError(f"lbar_trace and eps must both be (S, N), got {lbar_trace.shape} and {eps.shape}")
+    if not 0.0 <= calibration <= 1.0:
+        raise ValueError(f"calibration must lie in [0, 1], got {calibration}")
+    if calibration == 1.0:
+        return lbar_trace
+    mu = lbar_trace.mean(-1, keepdims=True); sd = lbar_trace.std(-1, keepdims=True)
+    z = (lbar_trace - mu) / np.where(sd > 0, sd, 1.0)
+    return mu + sd * (calibration * z + math.sqrt(1.0 - calibration ** 2) * eps)
+
+
+def string_noise(samples: Sequence[Sequence[str]], rng: np.random.Generator) -> np.ndarray:
+    """One standard normal draw per candidate, shared by repeats of the same string within a source."""
+    out = rng.standard_normal((len(samples), len(samples[0])))
+    for s, hs in enumerate(samples):
+        first: dict[str, int] = {}
+        for i, h in enumerate(hs):
+            out[s, i] = out[s, first.setdefault(h, i)]
+    return out
+
+
 def make_world(task: str, seed: int) -> SynTrans:
     return SynTrans.make(task, seed)
 
 
-def embedder_for(worlds: Sequence[SynTrans], dim: int = 32, seed: int = 0) -> ConceptEmbedder:
-    """One SoftF1 embedder over the union of the tasks' target vocabularies (synonyms share a vector)."""
-    concept: dict[str, int] = {}
-    offset = 0
+def embedder_for(world: SynTrans, dim: int = 32, seed: int = 0) -> ConceptEmbedder:
+    """The SoftF1 embedder of one task: its target tokens, synonyms sharing a vector.
+
+    One embedder per task: SoftF1 only compares strings of the same source sentence, and the two
+    tasks' pseudo-word vocabularies overlap (:func:`shared_tokens`), so a merged table would give a
+    shared token one task's concept and silently break the other's synonym sharing."""
+    if not isinstance(world, SynTrans):
+        raise ValueError(f"embedder_for takes one SynTrans world (one embedder per task), got {type(world).__name__}")
+    return ConceptEmbedder(world.lexicon.concept, dim=dim, seed=seed)
+
+
+def shared_tokens(worlds: Sequence[SynTrans]) -> set[str]:
+    """Target tokens that occur in more than one world's vocabulary."""
+    seen: dict[str, int] = {}
     for w in worlds:
-        c = w.lexicon.concept
-        concept.update({t: k + offset for t, k in c.items()})
-        offset += max(c.values()) + 1
-    return ConceptEmbedder(concept, dim=dim, seed=seed)
+        for t in w.lexicon.concept:
+            seen[t] = seen.get(t, 0) + 1
+    return {t for t, k in seen.items() if k > 1}
 
 
 def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_oracle: int, seed: int,
                 noise: NoiseModel, utilities: Sequence[str], embedder: ConceptEmbedder, sampler=None,
-                exact_logp: bool = False) -> TaskData:
+                exact_logp: bool = False, calibration: float = 1.0) -> TaskData:
     """Draw sources, N candidates from p_theta (``oracle-noise``, or ``sampler(trees, n, rng)`` for the
-    seq2seq model), K oracle references and one held-out reference; compute all utility tensors."""
+    seq2seq model, always at calibration 1), K oracle references and one held-out reference; compute all
+    utility tensors."""
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+    if n_sources < 1 or n_samples < 2 or n_oracle < 2:
+        raise ValueError(f"need n_sources >= 1, n_samples >= 2 and n_oracle >= 2, got {n_sources}, {n_samples}, {n_oracle}")
     rng = np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split]])
     trees = [world.sample_source(rng) for _ in range(n_sources)]
     if sampler is None:
         vocab = world.lexicon.target_vocabulary
         draws = [noisy_samples(world, t, rng, noise, n_samples, vocab) for t in trees]
         samples = [[d[0] for d in ds] for ds in draws]
-        lbar = np.array([[d[1] for d in ds] for ds in draws])
+        trace = np.array([[d[1] for d in ds] for ds in draws])
     else:
-        samples, lbar = sampler(trees, n_samples, rng)
+        samples, trace = sampler(trees, n_samples, rng)
+        trace, calibration = np.asarray(trace, float), 1.0
     refs = [world.sample_references(t, rng, n_oracle + 1) for t in trees]
     oracle, heldout = [r[:n_oracle] for r in refs], [r[n_oracle] for r in refs]
-    data = TaskData(world.name, split, trees, samples, np.asarray(lbar, float),
-                    np.stack([multiplicities(s) for s in samples]), oracle, heldout)
-    # one pass: candidates against [pseudo-references | oracle references]
-    both = utility_tensors(samples, [s + o for s, o in zip(samples, oracle)], utilities, embedder)
-    N = n_samples
+    eps = string_noise(samples, np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split], 99]))
+    data = TaskData(world.name, split, seed, trees, samples, trace, eps,
+                    np.stack([multiplicities(s) for s in samples]), oracle, heldout, float(calibration))
+    # one pass: candidates against [pseudo-references | oracle references | held-out reference]
+    stats: dict[str, np.ndarray] = {}
+    both = utility_tensors(samples, [s + o + [h] for s, o, h in zip(samples, oracle, heldout)], utilities, embedder,
+                           chrf_stats=stats)
+    N, K = n_samples, n_oracle
     data.U = {u: (fr[0][:, :, :N], fr[1][:, :, :N]) for u, fr in both.items()}
-    data.O = {u: fr[0][:, :, N:].mean(-1) for u, fr in both.items()}
+    data.O = {u: fr[0][:, :, N:N + K].mean(-1) for u, fr in both.items()}
+    data.O_half = {u: np.stack([fr[0][:, :, N:N + K // 2].mean(-1), fr[0][:, :, N + K // 2:N + K].mean(-1)])
+                   for u, fr in both.items()}
+    data.dev = {u: fr[0][:, :, N + K] for u, fr in both.items()}
+    if stats:
+        data.chrf_stats = {"m": stats["m"][:, :, :, N:N + K].astype(np.int32), "nh": stats["nh"],
+                           "nr": stats["nr"][:, :, N:N + K]}
     if exact_logp:
         data.true_logp = np.array([[world.log_prob(t, h) for h in hs] for t, hs in zip(trees, samples)])
     return data
@@ -95,8 +198,42 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
 
 # ----------------------------------------------------------------------------- decoders
 
+def mix_scores(data: TaskData, utility: str, lam: float, delta: float) -> np.ndarray:
+    """The utility part of R2, ``sum_r w_delta(r) [(1 - lambda) u(h, r) + lambda u(r, h)]``: (S, N)."""
+    key = ("mix", utility, float(lam), float(delta))
+    if key not in data._cache:
+        fwd, rev = data.U[utility]
+        data._cache[key] = channel_scores(fwd, rev, from_mix(lam, delta, 0.0), ref_counts=data.counts, ref_lbar=data.lbar)
+    return data._cache[key]
+
+
+def beta_unit(data: TaskData, utility: str) -> float:
+    """``sd_u / sd_lbar``: the hypothesis-prior weight at which one within-source standard deviation of
+    lbar moves the score by one within-source standard deviation of the MBR expected utility (means
+    over sources). Computed from the candidates only, so it is available on any split."""
+    key = ("beta_unit", utility)
+    if key not in data._cache:
+        sd_u = float(mix_scores(data, utility, 0.0, 0.0).std(axis=-1).mean())
+        sd_l = float(data.lbar.std(axis=-1).mean())
+        data._cache[key] = sd_u / sd_l if sd_l > 0 else 0.0
+    return data._cache[key]
+
+
+def select_config(data: TaskData, utility: str, config: tuple[float, float, float]) -> np.ndarray:
+    """Selected candidate per source under grid configuration ``(lambda, delta, b)`` (b = inf: MAP,
+    ties in lbar broken by the utility part)."""
+    lam, delta, b = config
+    mix = mix_scores(data, utility, lam, delta)
+    if math.isinf(b):
+        top = data.lbar == data.lbar.max(axis=-1, keepdims=True)
+        return np.argmax(np.where(top, mix, -np.inf), axis=-1)
+    if b < 0:
+        raise ValueError(f"the hypothesis-prior weight b must be >= 0, got {b}")
+    return np.argmax(mix + b * beta_unit(data, utility) * data.lbar, axis=-1)
+
+
 def select(data: TaskData, utility: str, weights) -> np.ndarray:
-    """Index of the selected candidate for every source under R2 channel weights."""
+    """Index of the selected candidate for every source under explicit R2 channel weights."""
     fwd, rev = data.U[utility]
     s = channel_scores(fwd, rev, weights, ref_counts=data.counts, ref_lbar=data.lbar, hyp_lbar=data.lbar)
     return np.argmax(s, axis=-1)
@@ -108,51 +245,69 @@ def evaluate(data: TaskData, idx: np.ndarray) -> dict[str, float]:
     return {u: float(O[rows, idx].mean()) for u, O in data.O.items()}
 
 
-def corpus_scores(data: TaskData, idx: np.ndarray) -> dict[str, float]:
-    """WMT-style corpus chrF and BLEU of the selections against the single held-out reference."""
-    import sacrebleu
-
-    hyps = [data.samples[s][i] for s, i in enumerate(idx)]
-    return {"corpus_chrf": float(sacrebleu.corpus_chrf(hyps, [data.heldout]).score),
-            "corpus_bleu": float(sacrebleu.corpus_bleu(hyps, [data.heldout]).score)}
+def corpus_chrf_single_refs(data: TaskData, idx: np.ndarray) -> np.ndarray:
+    """Corpus chrF of the selections against each of the K single-reference corpora (one oracle
+    reference per source): (K,). Its mean and standard error replace one noisy held-out corpus."""
+    if not data.chrf_stats:
+        raise ValueError("this split was built without chrF statistics (add 'chrf' or 'chrf1' to the utilities)")
+    rows = np.arange(data.n_sources)
+    m = data.chrf_stats["m"][:, rows, idx, :]                  # (6, S, K)
+    nh = data.chrf_stats["nh"][:, rows, idx][:, :, None]       # (6, S, 1)
+    return corpus_chrf_from_stats(m, nh, data.chrf_stats["nr"])
 
 
 def baselines(data: TaskData, utility: str) -> dict[str, np.ndarray]:
     """Selections of the side-by-side decoders: random sample (the first draw), MAP over samples,
     standard / reverse / symmetric / model-based MBR (brief §5.4)."""
-    out = {"random": np.zeros(data.n_sources, dtype=int)}
-    for name in ("map", "mbr", "reverse", "symmetric", "model"):
+    out = {"random": np.zeros(data.n_sources, dtype=int), "map": select_config(data, utility, MAP_CONFIG)}
+    for name in ("mbr", "reverse", "symmetric", "model"):
         out[name] = select(data, utility, METHODS[name])
     return out
 
 
 # ----------------------------------------------------------------------------- channel-weight grid
 
-def grid_configs(lams: Sequence[float], deltas: Sequence[float], betas: Sequence[float]) -> list[tuple[float, float, float]]:
-    """(lambda, delta, beta) configurations, MBR (0, 0, 0) first so that ties resolve to MBR."""
-    cfgs = list(itertools.product(lams, deltas, betas))
-    cfgs.sort(key=lambda c: (c != (0.0, 0.0, 0.0)))
+def grid_configs(lams: Sequence[float], deltas: Sequence[float], betas: Sequence[float],
+                 with_map: bool = True) -> list[tuple[float, float, float]]:
+    """(lambda, delta, b) configurations: MBR (0, 0, 0) first, so that ties resolve to MBR, and MAP
+    (0, 0, inf) once at the end (b = inf makes lambda and delta irrelevant up to ties)."""
+    cfgs = [tuple(float(x) for x in c) for c in itertools.product(lams, deltas, betas) if not math.isinf(c[2])]
+    if MBR_CONFIG not in cfgs:
+        raise ValueError("the grid must contain MBR, (lambda, delta, b) = (0, 0, 0): add 0 to every axis")
+    cfgs.sort(key=lambda c: (c != MBR_CONFIG))
+    if with_map:
+        cfgs.append(MAP_CONFIG)
     return cfgs
+
+
+def config_index(configs: Sequence[tuple[float, float, float]], config: tuple[float, float, float]) -> int:
+    """Position of a configuration in the grid (a clear error when it is absent)."""
+    try:
+        return list(configs).index(tuple(float(x) for x in config))
+    except ValueError:
+        raise ValueError(f"configuration {config} is not in the grid") from None
+
+
+def channel_subset(configs: Sequence[tuple[float, float, float]], channel: str) -> list[int]:
+    """Indices of the sub-grid where only ``channel`` is free (``"all"``: every configuration); MBR first."""
+    if channel not in CHANNEL_SUBSETS:
+        raise ValueError(f"unknown channel {channel!r}; valid: {CHANNEL_SUBSETS}")
+    keep = {"lambda": lambda l, d, b: d == 0 and b == 0, "delta": lambda l, d, b: l == 0 and b == 0,
+            "beta": lambda l, d, b: l == 0 and d == 0, "all": lambda l, d, b: True}[channel]
+    idx = [c for c, cfg in enumerate(configs) if keep(*cfg)]
+    m = config_index(configs, MBR_CONFIG)
+    return [m] + [c for c in idx if c != m]
 
 
 def grid_selections(data: TaskData, utility: str, configs: Sequence[tuple[float, float, float]]) -> np.ndarray:
     """(n_configs, S) selected indices for every configuration."""
-    fwd, rev = data.U[utility]
-    out = np.empty((len(configs), data.n_sources), dtype=int)
-    cache: dict[tuple[float, float], np.ndarray] = {}
-    for c, (lam, delta, beta) in enumerate(configs):
-        key = (lam, delta)
-        if key not in cache:
-            cache[key] = channel_scores(fwd, rev, from_mix(lam, delta, 0.0),
-                                        ref_counts=data.counts, ref_lbar=data.lbar)
-        out[c] = np.argmax(cache[key] + beta * data.lbar, axis=-1)
-    return out
+    return np.stack([select_config(data, utility, c) for c in configs])
 
 
-def grid_scores(data: TaskData, selections: np.ndarray, metric: str) -> np.ndarray:
-    """Mean oracle expected ``metric`` of every configuration's selections: (n_configs,)."""
-    rows = np.arange(data.n_sources)
-    return data.O[metric][rows[None, :], selections].mean(axis=1)
+def grid_scores(values: np.ndarray, selections: np.ndarray) -> np.ndarray:
+    """Mean over sources of ``values[s, selected]`` for every configuration: (n_configs,)."""
+    rows = np.arange(values.shape[0])
+    return values[rows[None, :], selections].mean(axis=1)
 
 
 def zscores(scores: np.ndarray) -> np.ndarray:
@@ -163,72 +318,197 @@ def zscores(scores: np.ndarray) -> np.ndarray:
 
 def score_correlation(data: TaskData, utility: str, weights) -> float:
     """Mean over sources of the Spearman correlation between a decoder's scores and the oracle
-    expected utility of the candidates (F6): how well the decoder ranks by the true MBR objective."""
+    expected utility of the candidates (F6): how well the decoder ranks by the true MBR objective.
+    Sources where either is constant (undefined correlation) are left out."""
     fwd, rev = data.U[utility]
     s = channel_scores(fwd, rev, weights, ref_counts=data.counts, ref_lbar=data.lbar, hyp_lbar=data.lbar)
-    a = rankdata(s, axis=-1); b = rankdata(data.O[utility], axis=-1)
+    return rowwise_spearman(s, data.O[utility])
+
+
+def rowwise_spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean over rows of the Spearman correlation of ``a[s]`` and ``b[s]`` (rows with a constant side left out)."""
+    a = rankdata(a, axis=-1); b = rankdata(b, axis=-1)
     a = a - a.mean(-1, keepdims=True); b = b - b.mean(-1, keepdims=True)
     den = np.sqrt((a * a).sum(-1) * (b * b).sum(-1))
     ok = den > 0
-    return float(((a * b).sum(-1)[ok] / den[ok]).mean())
+    return float(((a * b).sum(-1)[ok] / den[ok]).mean()) if ok.any() else float("nan")
 
+
+def spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho; NaN (not 0) when it is undefined (a constant vector)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on a constant input; the NaN says it
+        return float(spearmanr(a, b).statistic)
+
+
+# ----------------------------------------------------------------------------- R1 (brief §2.2, secondary)
+
+def r1_configs(lams: Sequence[float], betas: Sequence[float], deltas: Sequence[float]) -> list[tuple[float, float, float, float]]:
+    """R1 channel weights (alpha, beta, gamma, delta) = (1 - lambda, beta, lambda, delta); (1, 1, 0, 0)
+    (R1-u: the hypothesis marginal, i.e. MBR) first."""
+    cfgs = [(1.0 - l, float(b), float(l), float(d)) for l, b, d in itertools.product(lams, betas, deltas)]
+    cfgs.sort(key=lambda w: w != (1.0, 1.0, 0.0, 0.0))
+    return cfgs
+
+
+def r1_grid_selections(data: TaskData, utility: str, configs, prior: str = "u", floor: float = 1e-12) -> np.ndarray:
+    """(n_configs, S) R1 selections; ``prior="u"``: utility marginals (R1-u), ``"m"``: the model's
+    length-normalised probabilities exp(lbar) (R1-m). Same score as :func:`icml26.mbr.r1_scores`,
+    with the four log-terms computed once per split."""
+    if prior not in ("u", "m"):
+        raise ValueError(f"prior must be 'u' (utility marginals) or 'm' (model probabilities), got {prior!r}")
+    fwd, rev = data.U[utility]
+    Jf = np.maximum(fwd, floor); Jr = np.maximum(rev, floor)
+    Jf = Jf / Jf.sum(axis=(-2, -1), keepdims=True); Jr = Jr / Jr.sum(axis=(-2, -1), keepdims=True)
+    Pf_h = Jf.sum(-1, keepdims=True); Pr_r = Jr.sum(-2, keepdims=True)
+    A = np.log(Jf / Pf_h); G = np.log(Jr / Pr_r)
+    if prior == "u":
+        PH, PR = np.log(Pf_h), np.log(Pr_r)
+    else:
+        PH, PR = data.lbar[:, :, None], data.lbar[:, None, :]
+    return np.stack([np.argmax(logsumexp(a * A + g * G + b * PH + d * PR, axis=-1), axis=-1) for a, b, g, d in configs])
+
+
+# ----------------------------------------------------------------------------- statistics
+
+def paired_bootstrap(diffs: Sequence[np.ndarray], n_resamples: int = 1000, seed: int = 0,
+                     confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean of per-source paired differences pooled over seeds, and its percentile bootstrap interval,
+    resampling sources with replacement within each seed (stratified). Returns (mean, low, high)."""
+    diffs = [np.asarray(d, float) for d in diffs]
+    if not diffs or any(d.ndim != 1 or d.size == 0 for d in diffs):
+        raise ValueError("diffs: one non-empty 1-d array of per-source differences per seed")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    rng = np.random.default_rng(seed)
+    n = sum(d.size for d in diffs)
+    total = np.zeros(n_resamples)
+    for d in diffs:
+        total += d[rng.integers(d.size, size=(n_resamples, d.size))].sum(axis=1)
+    boot = total / n
+    a = (1 - confidence) / 2
+    return float(np.concatenate(diffs).mean()), float(np.quantile(boot, a)), float(np.quantile(boot, 1 - a))
+
+
+# ----------------------------------------------------------------------------- the study
 
 @dataclass
 class Study:
-    """All splits and the grid results of one run (the notebook's experiment state)."""
+    """All splits of every seed and the grid results of one run (the notebook's experiment state).
+
+    Keys: ``splits[(seed, task, split)]``; ``selections[(seed, task, split, u)]``: (n_configs, S);
+    ``test[(seed, task, u)]``: oracle expected u of every configuration on test; ``dev[(seed, task, u)]``:
+    the single-reference dev score (the tuning signal)."""
 
     preset: Mapping[str, Any]
     worlds: dict[str, SynTrans]
-    splits: dict[tuple[str, str], TaskData]
+    embedders: dict[str, ConceptEmbedder]
+    seeds: list[int]
+    splits: dict[tuple[int, str, str], TaskData]
     configs: list[tuple[float, float, float]]
-    grid: dict[tuple[str, str, str], np.ndarray]  # (task, split, utility) -> (n_configs,) scores (same metric)
-    selections: dict[tuple[str, str, str], np.ndarray]  # (task, split, utility) -> (n_configs, S)
-    embedder: ConceptEmbedder
+    selections: dict[tuple[int, str, str, str], np.ndarray]
+    test: dict[tuple[int, str, str], np.ndarray]
+    dev: dict[tuple[int, str, str], np.ndarray]
+    calibration: float
+    model: str
 
-    def tuned(self, task: str, utility: str, tune_task: str | None = None) -> int:
-        """Index of the configuration with the best dev score (same metric as the utility)."""
-        return int(np.argmax(self.grid[(tune_task or task, "dev", utility)]))
+    @property
+    def tasks(self) -> list[str]:
+        return list(self.preset["tasks"])
 
-    def config_weights(self, c: int) -> tuple[float, float, float, float]:
-        lam, delta, beta = self.configs[c]
-        return from_mix(lam, delta, beta)
+    @property
+    def utilities(self) -> list[str]:
+        return list(self.preset["utilities"])
+
+    @property
+    def mbr(self) -> int:
+        """Index of standard MBR in the grid (looked up, never assumed)."""
+        return config_index(self.configs, MBR_CONFIG)
+
+    def tuned(self, seed: int, task: str, utility: str, channel: str = "all", tune_task: str | None = None) -> int:
+        """Index of the configuration with the best dev score (single held-out reference, the utility as
+        metric) within a channel's sub-grid; ties go to MBR, then to the grid order."""
+        subset = channel_subset(self.configs, channel)
+        dev = self.dev[(seed, tune_task or task, utility)][subset]
+        return subset[int(np.argmax(dev))]
+
+    def per_source(self, seed: int, task: str, utility: str, config: int, metric: str | None = None,
+                   split: str = "test") -> np.ndarray:
+        """Oracle expected ``metric`` (default: the utility) of configuration ``config``'s selections: (S,)."""
+        d = self.splits[(seed, task, split)]
+        sel = self.selections[(seed, task, split, utility)][config]
+        return d.O[metric or utility][np.arange(d.n_sources), sel]
+
+    def gain(self, task: str, utility: str, channel: str = "all", tune_task: str | None = None) -> tuple[list[float], list[float]]:
+        """Per-seed test scores (tuned, MBR) of a channel's dev-tuned configuration: two lists over seeds."""
+        tuned = [float(self.test[(s, task, utility)][self.tuned(s, task, utility, channel, tune_task)]) for s in self.seeds]
+        base = [float(self.test[(s, task, utility)][self.mbr]) for s in self.seeds]
+        return tuned, base
+
+    def source_gains(self, task: str, utility: str, channel: str = "all", tune_task: str | None = None) -> list[np.ndarray]:
+        """Per-source test differences (tuned - MBR), one array per seed (for the paired bootstrap)."""
+        return [self.per_source(s, task, utility, self.tuned(s, task, utility, channel, tune_task))
+                - self.per_source(s, task, utility, self.mbr) for s in self.seeds]
+
+    def recalibrated(self, calibration: float) -> "Study":
+        """The same samples and utilities, with the sampler's log-probabilities at another calibration."""
+        splits = {k: d.recalibrated(calibration) for k, d in self.splits.items()}
+        sel, test, dev = evaluate_grid(splits, self.configs, self.utilities)
+        return dataclasses.replace(self, splits=splits, selections=sel, test=test, dev=dev, calibration=float(calibration))
 
 
-def run_study(p: Mapping[str, Any], sampler_factory=None) -> Study:
-    """Build dev/test splits of every task and evaluate the whole (lambda, delta, beta) grid."""
+def evaluate_grid(splits: Mapping[tuple[int, str, str], TaskData], configs, utilities: Sequence[str]):
+    """Selections of every configuration on every split, their test oracle scores and dev scores."""
+    sel, test, dev = {}, {}, {}
+    for (seed, task, split), d in splits.items():
+        for u in utilities:
+            s = grid_selections(d, u, configs)
+            sel[(seed, task, split, u)] = s
+            if split == "test":
+                test[(seed, task, u)] = grid_scores(d.O[u], s)
+            else:
+                dev[(seed, task, u)] = grid_scores(d.dev[u], s)
+    return sel, test, dev
+
+
+def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = True) -> Study:
+    """Build dev/test splits of every task for every seed and evaluate the whole (lambda, delta, b) grid."""
+    for key in ("seed", "n_seeds", "tasks", "utilities", "n_sources", "n_samples", "n_oracle", "lams", "deltas", "betas"):
+        if key not in p:
+            raise ValueError(f"preset is missing {key!r}")
+    if p["n_seeds"] < 1:
+        raise ValueError(f"n_seeds must be >= 1, got {p['n_seeds']}")
+    model = p.get("model", "oracle-noise")
+    if model not in ("oracle-noise", "seq2seq"):
+        raise ValueError(f"unknown model {model!r}; valid: 'oracle-noise', 'seq2seq'")
     worlds = {t: make_world(t, p["seed"]) for t in p["tasks"]}
-    if p.get("model", "oracle-noise") == "seq2seq" and sampler_factory is None:
+    if model == "seq2seq" and sampler_factory is None:
         from ..seeding import device
         from .seq2seq import Seq2SeqConfig, seq2seq_sampler_factory
 
         sampler_factory = seq2seq_sampler_factory(Seq2SeqConfig(**p["seq2seq"]), seed=p["seed"], device=device(),
-                                                  progress=progress)
-    emb = embedder_for(list(worlds.values()), dim=p["embed_dim"], seed=p["seed"])
+                                                  progress=progress if show_progress else None)
+    embedders = {t: embedder_for(w, dim=p["embed_dim"], seed=p["seed"]) for t, w in worlds.items()}
     noise = NoiseModel(**p["noise"])
-    jobs = [(t, s) for t in p["tasks"] for s in ("dev", "test")]
+    calibration = float(p.get("calibration", 1.0)) if model == "oracle-noise" else 1.0
+    seeds = [int(p["seed"]) + r for r in range(int(p["n_seeds"]))]
+    jobs = [(s, t, sp) for s in seeds for t in p["tasks"] for sp in ("dev", "test")]
     splits = {}
-    for t, s in progress(jobs, desc="SynTrans splits"):
+    for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
         sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
-        splits[(t, s)] = build_split(worlds[t], s, p["n_sources"], p["n_samples"], p["n_oracle"], p["seed"], noise,
-                                     p["utilities"], emb, sampler=sampler)
-    scale = p["beta_scale"]
-    configs = grid_configs(p["lams"], p["deltas"], [b * scale for b in p["betas"]])
-    grid, sels = {}, {}
-    for (t, s), d in splits.items():
-        for u in p["utilities"]:
-            sel = grid_selections(d, u, configs)
-            sels[(t, s, u)] = sel
-            grid[(t, s, u)] = grid_scores(d, sel, u)
-    return Study(p, worlds, splits, configs, grid, sels, emb)
-
-
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    r = spearmanr(a, b).statistic
-    return float(r) if np.isfinite(r) else 0.0
+        splits[(s, t, sp)] = build_split(worlds[t], sp, p["n_sources"], p["n_samples"], p["n_oracle"], s, noise,
+                                         p["utilities"], embedders[t], sampler=sampler, calibration=calibration)
+    configs = grid_configs(p["lams"], p["deltas"], p["betas"])
+    sel, test, dev = evaluate_grid(splits, configs, p["utilities"])
+    return Study(p, worlds, embedders, seeds, splits, configs, sel, test, dev, calibration, model)
 
 
 __all__ = [
-    "Study", "TaskData", "UTILITIES", "baselines", "build_split", "corpus_scores", "embedder_for", "evaluate",
-    "grid_configs", "grid_scores", "grid_selections", "make_world", "run_study", "score_correlation", "select",
-    "source_text", "spearman", "zscores",
+    "CHANNEL_SUBSETS", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
+    "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
+    "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "make_world", "mix_scores", "paired_bootstrap",
+    "r1_configs", "r1_grid_selections", "reference_weights", "rowwise_spearman", "run_study", "score_correlation",
+    "select", "select_config", "shared_tokens", "source_text", "spearman", "string_noise", "zscores",
 ]

@@ -165,6 +165,20 @@ def chrf_from_stats(m: np.ndarray, nh: np.ndarray, nr: np.ndarray, beta: float =
     return np.where(avg_p + avg_r != 0, 100 * score, 0.0)
 
 
+def corpus_chrf_from_stats(m: np.ndarray, nh: np.ndarray, nr: np.ndarray, beta: float = 2.0) -> np.ndarray:
+    """Corpus chrF (sacrebleu ``corpus_chrf``: statistics summed over the sentences, then one F-score).
+
+    ``m``: (orders, S, ...) clipped matches of each sentence's hypothesis with its reference(s);
+    ``nh``, ``nr``: hypothesis and reference n-gram totals broadcastable to ``m``. The sentence axis 1 is
+    summed; the remaining axes (e.g. one per single-reference corpus) are kept."""
+    m = np.asarray(m, dtype=float)
+    if m.ndim < 2 or m.shape[0] != CHAR_ORDER:
+        raise ValueError(f"m must have shape ({CHAR_ORDER}, S, ...), got {m.shape}")
+    nh = np.broadcast_to(np.asarray(nh, float), m.shape).sum(axis=1)
+    nr = np.broadcast_to(np.asarray(nr, float), m.shape).sum(axis=1)
+    return chrf_from_stats(m.sum(axis=1), nh, nr, beta)
+
+
 def bleu_from_stats(m: np.ndarray, sys_len: np.ndarray, ref_len: np.ndarray) -> np.ndarray:
     """sacrebleu ``BLEU.compute_bleu`` (exp smoothing, effective order) vectorised; m: (4, ...)."""
     sys_len = np.broadcast_to(sys_len, m.shape[1:]).astype(float)
@@ -245,13 +259,17 @@ def _f1(P, R):
 # ----------------------------------------------------------------------------- public API
 
 def utility_tensors(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]],
-                    utilities: Sequence[str] = ("chrf",), embedder: ConceptEmbedder | None = None
-                    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+                    utilities: Sequence[str] = ("chrf",), embedder: ConceptEmbedder | None = None,
+                    chrf_stats: dict | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Both directions of every utility for S groups at once.
 
     ``hyps[s]`` are the N candidates and ``refs[s]`` the K (pseudo-)references of source s. Returns
     ``{utility: (U_fwd, U_rev)}`` with arrays (S, N, K): ``U_fwd[s, i, j] = u(hyp=h_i, ref=r_j)`` and
-    ``U_rev[s, i, j] = u(hyp=r_j, ref=h_i)``, from one pass of match statistics (brief §3.1)."""
+    ``U_rev[s, i, j] = u(hyp=r_j, ref=h_i)``, from one pass of match statistics (brief §3.1).
+
+    ``chrf_stats``: a dict that, when given and chrF or chrF1 is computed, receives the character
+    statistics ``"m"`` (6, S, N, K) clipped matches, ``"nh"`` (6, S, N) and ``"nr"`` (6, S, K) n-gram
+    totals, from which :func:`corpus_chrf_from_stats` builds corpus-level chrF."""
     utilities = [check_utility(u) for u in utilities]
     S = len(hyps)
     if S == 0 or len(refs) != S:
@@ -280,6 +298,10 @@ def utility_tensors(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]
             for name, beta in (("chrf", 2.0), ("chrf1", 1.0)):
                 if name in surface:
                     out[name] = (chrf_from_stats(m, nh, nr, beta), chrf_from_stats(m, nr, nh, beta))
+            if chrf_stats is not None:
+                chrf_stats["m"] = m
+                chrf_stats["nh"] = np.stack([np.maximum(st.char_len[hrow].reshape(S, N) - n + 1, 0) for n in range(1, CHAR_ORDER + 1)])
+                chrf_stats["nr"] = np.stack([np.maximum(st.char_len[rrow].reshape(S, K) - n + 1, 0) for n in range(1, CHAR_ORDER + 1)])
         if "bleu" in surface:
             m = np.stack([_blocks(_clipped_matches(C[hrow], C[rrow]), S, N, K) for C in st.word])
             lh = st.word_len[hrow].reshape(S, N, 1); lr = st.word_len[rrow].reshape(S, 1, K)
@@ -316,6 +338,8 @@ def sentence_score(hyp: str, ref: str, utility: str = "chrf", embedder: ConceptE
 def bleu_ratio(h_len: int, r_len: int) -> float:
     """§3.1 (our derivation): BLEU(r, h) / BLEU(h, r) without smoothing, all n-gram matches non-zero,
     both lengths >= 4: ``BP(|r|,|h|)/BP(|h|,|r|) * prod_n ((|h|-n+1)/(|r|-n+1))^(1/4)``."""
+    if int(h_len) != h_len or int(r_len) != r_len or h_len < WORD_ORDER or r_len < WORD_ORDER:
+        raise ValueError(f"bleu_ratio needs integer lengths >= {WORD_ORDER} (every n-gram order present), got {h_len}, {r_len}")
     def bp(sys, ref):
         return 1.0 if sys >= ref else math.exp(1 - ref / sys)
     prod = 1.0

@@ -13,6 +13,8 @@ import numpy as np
 from .syntrans import SynTrans, source_text
 
 PAD, BOS, EOS = 0, 1, 2
+MAX_SOURCE_LEN = 128
+"""Positions of the shared positional table available to source sentences (SynTrans sources have <= 39 words)."""
 
 
 @dataclass
@@ -47,7 +49,7 @@ class Seq2Seq:
         d = cfg.d_model
         self.src_emb = nn.Embedding(len(src_vocab) + 3, d)
         self.tgt_emb = nn.Embedding(len(self.tgt_words), d)
-        self.pos = nn.Embedding(cfg.max_len + 2, d)
+        self.pos = nn.Embedding(max(cfg.max_len + 2, MAX_SOURCE_LEN), d)  # shared by source and target positions
         self.net = nn.Transformer(d, cfg.heads, cfg.layers, cfg.layers, 4 * d, dropout=0.0, batch_first=True)
         self.out = nn.Linear(d, len(self.tgt_words))
         self.modules = nn.ModuleList([self.src_emb, self.tgt_emb, self.pos, self.net, self.out]).to(self.device)
@@ -58,24 +60,52 @@ class Seq2Seq:
 
         seqs = [[self.src_ids[w] for w in source_text(t).split()] for t in trees]
         L = max(map(len, seqs))
+        if L > MAX_SOURCE_LEN:
+            raise ValueError(f"a source sentence has {L} words; the positional table holds {MAX_SOURCE_LEN}")
         x = torch.zeros(len(seqs), L, dtype=torch.long)
         for i, s in enumerate(seqs):
             x[i, : len(s)] = torch.tensor(s)
         return x.to(self.device)
 
-    def _logits(self, src, tgt_in):
+    def _memory(self, src):
+        """The encoder's output for padded source ids (``nn.Transformer.encoder``, its final norm included)."""
         import torch
 
         pos_s = torch.arange(src.shape[1], device=self.device)
-        pos_t = torch.arange(tgt_in.shape[1], device=self.device)
+        return self.net.encoder(self.src_emb(src) + self.pos(pos_s), src_key_padding_mask=src == PAD)
+
+    def _decode(self, memory, src_pad, tgt_in, last_only: bool = False):
+        """Decoder logits for target prefixes ``tgt_in`` given the encoder memory (all positions, or the last)."""
+        import torch
+
         T = tgt_in.shape[1]
+        pos_t = torch.arange(T, device=self.device)
         mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=self.device), diagonal=1)
-        h = self.net(self.src_emb(src) + self.pos(pos_s), self.tgt_emb(tgt_in) + self.pos(pos_t), tgt_mask=mask,
-                     src_key_padding_mask=src == PAD, tgt_key_padding_mask=tgt_in == PAD, memory_key_padding_mask=src == PAD)
-        return self.out(h)
+        h = self.net.decoder(self.tgt_emb(tgt_in) + self.pos(pos_t), memory, tgt_mask=mask,
+                             tgt_key_padding_mask=tgt_in == PAD, memory_key_padding_mask=src_pad)
+        return self.out(h[:, -1]) if last_only else self.out(h)
+
+    def _logits(self, src, tgt_in, last_only: bool = False):
+        """Encoder then decoder: the same computation as ``nn.Transformer.forward``."""
+        return self._decode(self._memory(src), src == PAD, tgt_in, last_only)
+
+    def target_batch(self, references: list[str]):
+        """Padded teacher-forcing targets ``[BOS] y [EOS]``; a reference longer than ``max_len`` is cut
+        there and gets no EOS (a truncation is not an end of sentence)."""
+        import torch
+
+        full = [[self.tgt_ids[w] for w in ref.split()] for ref in references]
+        ys = [[BOS] + y[: self.cfg.max_len] + ([EOS] if len(y) <= self.cfg.max_len else []) for y in full]
+        tgt = torch.zeros(len(ys), max(map(len, ys)), dtype=torch.long)
+        for i, y in enumerate(ys):
+            tgt[i, : len(y)] = torch.tensor(y)
+        return tgt
 
     def train(self, progress=None) -> list[float]:
-        """Teacher-forced cross-entropy on fresh (x, y ~ p*) pairs; returns the loss curve."""
+        """Teacher-forced cross-entropy on fresh (x, y ~ p*) pairs; returns the loss curve.
+
+        A reference longer than ``max_len`` is cut there *without* an end-of-sentence token, so the
+        model is never taught to stop where a sentence was only truncated."""
         import torch
 
         opt = torch.optim.AdamW(self.modules.parameters(), lr=self.cfg.lr)
@@ -85,12 +115,7 @@ class Seq2Seq:
         steps = range(self.cfg.steps) if progress is None else progress(range(self.cfg.steps), desc="seq2seq")
         for _ in steps:
             trees = [pool[i] for i in self.rng.integers(len(pool), size=self.cfg.batch)]
-            ys = [[self.tgt_ids[w] for w in self.world.sample_reference(t, self.rng).split()][: self.cfg.max_len] for t in trees]
-            L = max(map(len, ys)) + 1
-            tgt = torch.zeros(len(ys), L + 1, dtype=torch.long)
-            for i, y in enumerate(ys):
-                tgt[i, : len(y) + 2] = torch.tensor([BOS] + y + [EOS])
-            tgt = tgt.to(self.device)
+            tgt = self.target_batch([self.world.sample_reference(t, self.rng) for t in trees]).to(self.device)
             logits = self._logits(self._encode_src(trees), tgt[:, :-1])
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1),
                                                      ignore_index=PAD)
@@ -99,33 +124,41 @@ class Seq2Seq:
         return losses
 
     def sample(self, trees, n: int, rng: np.random.Generator) -> tuple[list[list[str]], np.ndarray]:
-        """n samples per source (epsilon sampling with ``cfg.epsilon``; 0 = ancestral) and their
-        length-normalised log-probabilities under the model (of the unmodified distribution)."""
+        """n samples per source (epsilon sampling with ``cfg.epsilon``, the most probable token always
+        kept; 0 = ancestral) and their length-normalised log-probabilities under the model (of the
+        unmodified distribution; the end-of-sentence token counts as one position). An output that
+        stops at once is the empty string, scored as such (no word is substituted for it)."""
         import torch
 
         gen = torch.Generator(device="cpu").manual_seed(int(rng.integers(2 ** 31)))
-        src = self._encode_src(trees).repeat_interleave(n, dim=0)
-        B = src.shape[0]
+        src = self._encode_src(trees)
+        with torch.no_grad():
+            memory = self._memory(src).repeat_interleave(n, dim=0)    # encode each source once
+        src_pad = (src == PAD).repeat_interleave(n, dim=0)
+        B = memory.shape[0]
         ys = torch.full((B, 1), BOS, dtype=torch.long, device=self.device)
         logp = torch.zeros(B, device=self.device); length = torch.zeros(B, device=self.device)
         done = torch.zeros(B, dtype=torch.bool, device=self.device)
         with torch.no_grad():
             for _ in range(self.cfg.max_len + 1):
-                lp = torch.log_softmax(self._logits(src, ys)[:, -1], -1)
+                act = (~done).nonzero().squeeze(1)                    # finished sequences leave the batch
+                if act.numel() == 0:
+                    break
+                lp = torch.log_softmax(self._decode(memory[act], src_pad[act], ys[act], last_only=True), -1)
                 lp[:, PAD] = -float("inf"); lp[:, BOS] = -float("inf")
                 probs = lp.exp()
                 if self.cfg.epsilon > 0:
-                    probs = torch.where(probs >= self.cfg.epsilon, probs, torch.zeros_like(probs))
-                nxt = torch.multinomial((probs / probs.sum(-1, keepdim=True)).cpu(), 1, generator=gen).squeeze(1).to(self.device)
-                nxt = torch.where(done, torch.full_like(nxt, PAD), nxt)
-                logp = logp + torch.where(done, torch.zeros_like(logp), lp.gather(1, nxt[:, None]).squeeze(1))
-                length = length + (~done).float()
-                done = done | (nxt == EOS)
+                    keep = (probs >= self.cfg.epsilon) | (probs == probs.max(-1, keepdim=True).values)
+                    probs = torch.where(keep, probs, torch.zeros_like(probs))
+                pick = torch.multinomial((probs / probs.sum(-1, keepdim=True)).cpu(), 1, generator=gen).squeeze(1).to(self.device)
+                nxt = torch.full((B,), PAD, dtype=torch.long, device=self.device)
+                nxt[act] = pick
+                logp[act] += lp.gather(1, pick[:, None]).squeeze(1)
+                length[act] += 1
+                done[act] = pick == EOS
                 ys = torch.cat([ys, nxt[:, None]], 1)
-                if bool(done.all()):
-                    break
         words = [[self.tgt_words[t] for t in row[1:].tolist() if t > EOS] for row in ys]
-        texts = [" ".join(w) if w else self.tgt_words[3] for w in words]
+        texts = [" ".join(w) for w in words]
         lbar = (logp / length.clamp(min=1)).cpu().numpy()
         return [texts[i * n:(i + 1) * n] for i in range(len(trees))], lbar.reshape(len(trees), n)
 

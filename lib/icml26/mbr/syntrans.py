@@ -21,7 +21,10 @@ programme over token positions (:meth:`SynTrans.log_prob`).
 
 The noisy sampler (``oracle-noise`` model of §5.2) runs the same process with synonym probabilities
 flattened by a temperature and adds token errors (drop, repeat, wrong-lexeme substitution, adjacent
-swap); its ``log p_theta`` is the log-probability of the sample's generation trace.
+swap); its ``log p_theta`` is the log-probability of the sample's generation trace. That trace score
+*knows* the injected errors (a wrong word costs ``log(substitute / |V|)``), so the most probable sample
+is nearly error-free: an oracle no real model is. The chapter therefore observes it through a
+calibration knob (:func:`icml26.mbr.experiments.calibrated_lbar`), which is not part of the sampler.
 """
 from __future__ import annotations
 
@@ -216,7 +219,7 @@ def _clause_orders(lex: Lexicon, c: dict, verb_final: bool, temperature: float) 
     f = lex.spec.adverb_front_p
     if c["adv"] is None or f == 0.0:
         return [(1.0, base)]
-    fronted = comp + subj + verb if verb_final else comp + subj + verb
+    fronted = comp + subj + verb  # adverb first; the verb stays last in both clause types
     return [(1.0 - f, base), (f, fronted)]
 
 
@@ -326,6 +329,8 @@ class NoiseModel:
 def noisy_samples(world: SynTrans, tree: dict, rng: np.random.Generator, noise: NoiseModel, n: int,
                   vocab: list[str] | None = None) -> list[tuple[str, float]]:
     """n samples of p_theta with their length-normalised trace log-probabilities."""
+    if n < 1:
+        raise ValueError(f"n must be a positive number of samples, got {n}")
     vocab = vocab if vocab is not None else world.lexicon.target_vocabulary
     compiled = _compile(slot_orders(world.lexicon, tree, noise.temperature))
     return [noisy_sample(world, tree, rng, noise, vocab, compiled) for _ in range(n)]
