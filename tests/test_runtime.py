@@ -258,7 +258,9 @@ def test_structure_runs_take_another_scales_sizes_and_never_fail_on_values(tmp_p
     ch = _chapter("full")
     assert ch.preset["steps"] == 1 and ch.structure_run
     _declare(ch, "C1", ("full",))
+    _declare(ch, "C2", ("full",), check=checks.at_least(0.0), min_seeds=3)
     ch.measure("C1", 5.0)  # fails where declared: a structure run reports it but does not raise
+    ch.measure("C2", icml26.over_seeds([0.1]))  # smoke's one seed at full: no seed error in a structure run
     ch.finish(show=False)
     record = json.loads((tmp_path / "full" / "test-chapter.json").read_text())
     assert record["preset_scale"] == "smoke" and record["claims"][0]["status"] == FAILED

@@ -89,7 +89,7 @@ class Chapter:
         self.preset_scale = check_scale(os.environ.get(PRESET_SCALE_ENV_VAR) or self.scale)
         self.preset = select_preset(presets if presets is not None else _load_presets(slug), self.preset_scale,
                                     on_gpu=self.device.type == "cuda")
-        self.ledger = Ledger(self.scale)
+        self.ledger = Ledger(self.scale, check_seeds=not self.structure_run)
         self.timings: dict[str, float] = {}
         self.glued: dict[str, Any] = {}
         use_book_style()
