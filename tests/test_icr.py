@@ -8,9 +8,11 @@ import torch
 
 from icml26 import SCALES
 from icml26.icr import (PRESETS, AUG_LEVELS, EDMDenoiser, augment, class_agreement_at_k, decompose_two_view,
-                        decompose_views, edm_sigmas, empirical_optimal_denoiser, extract_views, heun_sample, icr,
-                        icr_from_covariances, icr_multiview, linear_probe, load_digits_split, memorization_ratio,
-                        normalised_traces, perturb, pixel_views, train_edm, training_subset, trace_ratio, views_needed)
+                        decompose_views, edm_sigmas, empirical_optimal_denoiser, extract_views, heldout_loss, heun_sample,
+                        icr, icr_from_covariances, icr_multiview, icr_variants, lda_fisher_eigenvalues, linear_probe,
+                        load_digits_split, memorisation_onset, memorization_ratio, normalised_traces, perturb, pixel_views,
+                        predicted_plugin_icr, predicted_plugin_shift, run_tasks, train_edm, training_subset, trace_ratio,
+                        views_needed)
 
 
 def gaussian_views(n, v, d, seed=0, scale_s=2.0):
@@ -62,10 +64,63 @@ def test_estimators_are_consistent_with_the_population_icr():
 
 def test_two_view_equals_v_view_with_two_views_up_to_centring():
     views, _, _ = gaussian_views(400, 2, 6, seed=4)
+    n = len(views)
     s2, x2 = decompose_two_view(views[:, 0], views[:, 1])
     sv, xv = decompose_views(views)
-    np.testing.assert_allclose(s2, sv, atol=0.02)
-    np.testing.assert_allclose(x2, xv, atol=0.02)
+    m = (views[:, 0] - views[:, 1]).mean(0)
+    np.testing.assert_allclose(x2, n / (n - 1) * (xv - np.outer(m, m) / 2), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(s2, sv + (xv - x2) / 2, rtol=0, atol=1e-12)
+
+
+def test_fisher_eigenvalues_match_sklearn_lda():
+    views, _, _ = gaussian_views(250, 4, 9, seed=6)
+    ours = icr_multiview(views, tau=0.0).eigenvalues
+    np.testing.assert_allclose(lda_fisher_eigenvalues(views), ours, rtol=0, atol=1e-9 * np.abs(ours).max())
+
+
+def test_covariance_relative_regulariser_is_exactly_invariant_and_maps_eigenvalues():
+    views, ss, sx = gaussian_views(300, 3, 8, seed=7)
+    a = np.random.default_rng(8).normal(size=(8, 8)) + 2 * np.eye(8)
+    for tau_rel in (1e-4, 1e-2):
+        assert abs(icr_multiview(views @ a.T, tau_rel=tau_rel).icr - icr_multiview(views, tau_rel=tau_rel).icr) < 1e-10
+    # the isotropic tau I of the paper's footnote is not invariant
+    assert abs(icr_multiview(views @ a.T, tau_rel=1e-2, reg="isotropic").icr
+               - icr_multiview(views, tau_rel=1e-2, reg="isotropic").icr) > 1e-6
+    lam0 = np.sort(sla.eigh(ss, sx, eigvals_only=True))
+    lam_tau = np.sort(icr_from_covariances(ss, sx, tau_rel=0.05)[1])
+    np.testing.assert_allclose(lam_tau, lam0 / (1 + 0.05 * (1 + lam0)), rtol=1e-10)
+    with pytest.raises(ValueError, match="regulariser"):
+        icr_multiview(views, reg="nope")
+
+
+def test_plugin_icr_range_is_v_over_v_minus_one():
+    rng = np.random.default_rng(9)
+    values = [icr(*rng.normal(size=(2, 200, 8))) for _ in range(200)]
+    assert max(r.icr for r in values) <= values[0].upper_bound == 2.0
+    assert np.mean([r.icr > 1 for r in values]) > 0.1        # pure noise: above 1 about as often as not
+    assert all(icr(*rng.normal(size=(2, 200, 8)), clip=True).icr <= 1.0 for _ in range(20))
+    # N < d: the null directions of Cov(view means) have lambda = -1/V exactly
+    lam = icr_multiview(rng.normal(size=(16, 17, 32)), tau=0.0).eigenvalues
+    assert np.sum(np.abs(lam + 1 / 17) < 1e-8) == 32 - 16 + 1
+
+
+def test_finite_sample_law_predicts_the_plugin_mean():
+    rng = np.random.default_rng(11)
+    n, d = 256, 32
+    vals = [icr(*rng.normal(size=(2, n, d)), tau=0.0).icr for _ in range(60)]
+    pred = predicted_plugin_icr(0.0, d, 2, n - 1)
+    assert abs(np.mean(vals) - pred) < 3 * np.std(vals) / np.sqrt(len(vals)) + 1e-3
+    assert abs(pred - 1) > 0.03                                 # the bias is far from negligible here
+    assert predicted_plugin_shift(1.0, 0.0, d, 2, n - 1) == pytest.approx(pred - 1, rel=0.15)  # first order
+
+
+def test_icr_variants_predicted_gap_is_nan_free_and_consistent():
+    views, _, _ = gaussian_views(300, 8, 6, seed=12)
+    v = icr_variants(views)
+    assert v["d"] == 6 and v["n"] == 300 and v["v"] == 8
+    assert v["two"] == pytest.approx(icr(views[:, 0], views[:, 1]).icr, abs=1e-12)
+    assert v["multi"] == pytest.approx(icr_multiview(views).icr, abs=1e-12)
+    assert np.isfinite(v["pred_gap"]) and v["pred_gap"] < 0
 
 
 def test_bad_input_is_a_clear_error():
@@ -116,10 +171,14 @@ def test_edm_preconditioning_and_features():
     # the output convolution starts at zero: D(x; sigma) = c_skip x
     sigma = 0.5
     np.testing.assert_allclose(net(x, sigma).detach(), x * 0.75 ** 2 / (sigma ** 2 + 0.75 ** 2), rtol=1e-5)
-    assert net.features(x, sigma).shape == (5, 32)
-    assert net.features(x, sigma, "enc4").shape == (5, 16)
+    assert net.features(x, sigma, "dec2").shape == (5, 32)
+    assert net.features(x, sigma).shape == (5, 16) and net.feature_dim("dec4") == 16   # dec4 (d = c2) is the default
+    both = net.features(x, sigma, ("dec4", "dec2"))
+    assert torch.equal(both["dec4"], net.features(x, sigma, "dec4")) and torch.equal(both["dec2"], net.features(x, sigma, "dec2"))
     with pytest.raises(ValueError, match="unknown layer"):
         net.features(x, sigma, "nope")
+    with pytest.raises(ValueError, match="shape"):
+        net.features(torch.zeros(2, 8, 8), sigma)
 
 
 def test_training_runs_and_ema_lags():
@@ -148,8 +207,11 @@ def test_metrics():
     acc = linear_probe(split.pool_x.reshape(1297, -1), split.pool_y, split.test_x.reshape(500, -1), split.test_y)
     assert acc > 0.9
     feats = split.pool_x.reshape(1297, -1)[:300].numpy()
-    agree = class_agreement_at_k(feats, split.pool_y[:300], feats, split.pool_y[:300], k=5, exclude_self=True)
+    agree = class_agreement_at_k(feats, split.pool_y[:300], k=5)   # queries are their own keys, self left out
     assert 0.7 < agree <= 1.0
+    assert class_agreement_at_k(feats[:50], split.pool_y[:50], feats, split.pool_y[:300], k=1) == 1.0  # self included
+    with pytest.raises(ValueError, match="do not match"):
+        class_agreement_at_k(feats, split.pool_y[:300], feats[:, :10], split.pool_y[:300])
     views = np.random.default_rng(0).normal(size=(50, 4, 6))
     ts, tx = normalised_traces(views)
     assert abs(ts) < 0.1 * tx  # pure noise: no invariant energy (the unbiased estimate may dip below 0)
@@ -163,7 +225,29 @@ def test_presets_cover_every_scale():
     for scale in SCALES:
         assert set(PRESETS[scale]) == keys
         p = PRESETS[scale]
-        assert p["limited_n"][0] == 16
+        assert set(p["limited_steps"]) == set(p["limited_n"])
+        assert all(p["channels"][1] <= n / 4 for n in p["limited_n"])     # d(dec4) <= N / 4
+        assert p["layer"] == "dec4" and p["layer"] in p["layers"] and p["level"] in p["sweep_levels"]
+        assert 256 in p["robust_n"] and p["n_icr"] >= 512                 # C4b and the C3 law's operating point
+        if scale != "smoke":
+            assert len(p["rich_seeds"]) >= 3 and len(p["limited_seeds"]) >= 3
+
+
+def test_heldout_loss_and_onset():
+    split = load_digits_split()
+    net = EDMDenoiser(split.sigma_data, (8, 16, 32))
+    a, b = heldout_loss(net, split.test_x[:64], seed=3), heldout_loss(net, split.test_x[:64], seed=3)
+    assert a == b and np.isfinite(a) and a > 0
+    with pytest.raises(ValueError, match="shape"):
+        heldout_loss(net, split.test_x[:4, 0])
+    assert memorisation_onset(np.array([0.0, 0.05, 0.2, 0.5])) == 2 and memorisation_onset(np.zeros(3)) is None
+
+
+def test_run_tasks_pool_matches_inline():
+    tasks = [(views_needed, dict(n_images=n, d=64)) for n in (16, 32, 1000)]
+    assert run_tasks(tasks, workers=1) == run_tasks(tasks, workers=2) == [17, 9, 8]
+    with pytest.raises(ValueError, match="workers"):
+        run_tasks(tasks, workers=0)
 
 
 def test_two_view_plugin_bias_and_its_correction():

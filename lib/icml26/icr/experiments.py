@@ -1,33 +1,39 @@
-"""The chapter's experiments (brief §5.4): sigma sweeps (paper Fig. 2/8), training trajectories with ICR
-and memorisation (Figs. 3-5, 7), and estimator robustness (Figs. 12/13)."""
+"""The chapter's experiments (brief §5.4): sigma sweeps (paper Figs. 1, 2, 8, 9), training trajectories with
+ICR, memorisation and the held-out denoising loss (Figs. 3-5, 7, 10), estimator robustness (Figs. 12/13),
+and the per-seed tasks that the notebook runs, optionally in a process pool (one torch/BLAS thread each).
+"""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
-from .data import DigitsSplit, perturb
-from .icr import alignment, icr, icr_multiview, normalised_traces
-from .metrics import class_agreement_at_k, linear_probe, memorization_ratio, nn_distances
+from .data import DigitsSplit, load_digits_split, perturb, training_subset
+from .estimators import (alignment, decompose_two_view, icr_from_covariances, icr_multiview,
+                         normalised_traces, predicted_plugin_icr, debiased_trace, within_between)
+from .metrics import class_agreement_at_k, linear_probe, memorised_fraction, nn_distances
 from .model import EDMDenoiser
 from .sampler import heun_sample
-from .train import TrainedEDM, train_edm
+from .train import heldout_loss, train_edm
 
 
 def extract_views(model: EDMDenoiser, images: torch.Tensor, sigma: float, n_views: int, *, level: int = 3,
-                  layer: str = "dec2", seed: int = 0) -> np.ndarray:
-    """Features of ``n_views`` independent perturbations (augment, then noise ``sigma``) per image:
-    an ``(N, V, d)`` float64 array. The same ``seed`` gives the same augmentations/noise directions at
-    every sigma and checkpoint (common random numbers)."""
+                  layer: str | tuple[str, ...] = "dec4", seed: int = 0):
+    """Features of ``n_views`` independent perturbations (augment, then noise ``sigma``) per image: an
+    ``(N, V, d)`` float64 array (a dict of them for a tuple of layers, from the same forward passes). The same
+    ``seed`` gives the same augmentations/noise directions at every sigma and checkpoint (common random numbers)."""
     if n_views < 1:
         raise ValueError(f"n_views must be positive, got {n_views}")
     gen = torch.Generator().manual_seed(seed)
     model.eval()
-    out = [model.features(perturb(images, sigma, level, gen), sigma, layer) for _ in range(n_views)]
-    return torch.stack(out, dim=1).double().numpy()
+    names = (layer,) if isinstance(layer, str) else tuple(layer)
+    per_view = [model.features(perturb(images, sigma, level, gen), sigma, names) for _ in range(n_views)]
+    out = {n: torch.stack([f[n] for f in per_view], dim=1).double().numpy() for n in names}
+    return out[layer] if isinstance(layer, str) else out
 
 
 def pixel_views(images: torch.Tensor, sigma: float, n_views: int, *, level: int = 3, seed: int = 0) -> np.ndarray:
@@ -42,132 +48,213 @@ def views_needed(n_images: int, d: int, minimum: int = 8, factor: int = 4) -> in
     return max(minimum, math.ceil(factor * d / n_images) + 1)
 
 
+def icr_variants(views: np.ndarray) -> dict[str, float]:
+    """All estimates the chapter compares, from one ``(N, V, d)`` array (each covariance decomposed once).
+
+    ``two``/``multi``: the paper's plug-in two-view (views 0 and 1) and V-view ICR (covariance-relative tau);
+    ``*_clip``: plug-in lambda clipped at 0; ``*_deb``: our inverse-Wishart correction; ``T``: the debiased V-view
+    Fisher trace; ``pred_gap``: the gap ``two - multi`` that the finite-sample law predicts from ``T``
+    (:func:`~icml26.icr.estimators.predicted_plugin_icr` of each estimator).
+    """
+    n, v, d = views.shape
+    s2, x2 = decompose_two_view(views[:, 0], views[:, 1])
+    sv, xv = within_between(views)
+    i2, lam2, _ = icr_from_covariances(s2, x2)
+    iv, lamv, _ = icr_from_covariances(sv, xv)
+    t2 = debiased_trace(float(lam2.sum()), d, 2, n - 1)
+    tv = debiased_trace(float(lamv.sum()), d, v, n * (v - 1))
+    i_deb = d / (d + tv)
+    pred = (predicted_plugin_icr(tv, d, 2, n - 1) - predicted_plugin_icr(tv, d, v, n * (v - 1))
+            if n - 1 > d + 1 else float("nan"))
+    return dict(two=i2, multi=iv, two_clip=d / (d + np.clip(lam2, 0, None).sum()),
+                multi_clip=d / (d + np.clip(lamv, 0, None).sum()), two_deb=d / (d + t2), multi_deb=i_deb, T=tv,
+                pred_gap=pred, d=d, n=n, v=v)
+
+
 @dataclass
 class SigmaSweep:
-    """ICR and friends on a grid of noise levels for one trained model (paper Figs. 1, 2, 8)."""
+    """ICR and friends on a grid of noise levels for one trained model (paper Figs. 1, 2, 8, 9).
+
+    ``icr[(layer, level)][key]`` is an array over sigma for every key of :func:`icr_variants`; ``traces``
+    the l2-normalised ``(Tr S_s, Tr S_xi)`` per sigma; ``probe[layer]`` the linear-probe accuracy (noise-only
+    perturbation, as in the paper's probe); ``pixels[level]`` the raw-pixel V-view ICR;
+    ``random[(layer, level)]`` the random-network control; ``agree_s``/``agree_xi`` class agreement@5 of
+    invariant / residual neighbours at the primary level.
+    """
 
     sigmas: np.ndarray
-    icr_two_view: np.ndarray
-    icr_multi_view: np.ndarray
-    probe_acc: np.ndarray
-    trace_s: np.ndarray
-    trace_xi: np.ndarray
-    icr_pixels: np.ndarray
-    icr_random_net: np.ndarray
-    agree_s: np.ndarray
-    agree_xi: np.ndarray
-    invariant: list[np.ndarray] = field(repr=False)  # s(x0) per sigma, (n_icr, d)
-    residual: list[np.ndarray] = field(repr=False)   # xi of view 0 per sigma
+    layers: tuple[str, ...]
+    levels: tuple[int, ...]
+    primary: tuple[str, int]
+    icr: dict[tuple[str, int], dict[str, np.ndarray]]
+    traces: dict[tuple[str, int], np.ndarray]
+    probe: dict[str, np.ndarray]
+    pixels: dict[int, np.ndarray]
+    random: dict[tuple[str, int], np.ndarray]
+    agree_s: dict[str, np.ndarray]
+    agree_xi: dict[str, np.ndarray]
+    agree_s_random: dict[str, np.ndarray]
+    agree_xi_random: dict[str, np.ndarray]
+    n_icr: int
+    n_views: int
     labels: np.ndarray = field(repr=False, default=None)
-    n_views: int = 0
-    n_icr: int = 0
-    icr_two_view_clipped: np.ndarray = field(repr=False, default=None)    # plug-in lambdas clipped at 0
-    icr_multi_view_clipped: np.ndarray = field(repr=False, default=None)
-    icr_two_view_debiased: np.ndarray = field(repr=False, default=None)   # our inverse-Wishart correction
-    icr_multi_view_debiased: np.ndarray = field(repr=False, default=None)
+    invariant: list[np.ndarray] = field(repr=False, default_factory=list)  # s(x0) per sigma, primary setting
+    residual: list[np.ndarray] = field(repr=False, default_factory=list)   # xi of view 0 per sigma
+
+    def curve(self, layer: str | None = None, level: int | None = None, key: str = "multi") -> np.ndarray:
+        layer = self.primary[0] if layer is None else layer
+        level = self.primary[1] if level is None else level
+        return self.icr[(layer, level)][key]
 
 
-def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float], *, n_icr: int, n_views: int = 8,
-                level: int = 3, layer: str = "dec2", seed: int = 0, probe_max_iter: int = 2000,
+def sigma_sweep(model: EDMDenoiser, split: DigitsSplit, sigmas: Sequence[float], *, icr_images: torch.Tensor,
+                icr_labels: np.ndarray, layers: Sequence[str] = ("dec4", "dec2"), levels: Sequence[int] = (3,),
+                primary: tuple[str, int] | None = None, n_views: int = 8, seed: int = 0, probe_max_iter: int = 1000,
                 random_model: EDMDenoiser | None = None, progress: Callable | None = None) -> SigmaSweep:
-    """For each sigma: two-view and V-view ICR on ``n_icr`` pool images, l2-normalised traces, the linear
-    probe (fit on the pool at sigma, tested on the held-out images at sigma, noise only), the raw-pixel
-    and random-network controls, and class agreement@5 of invariant vs residual neighbours."""
-    if n_icr > len(split.pool_x):
-        raise ValueError(f"n_icr = {n_icr} exceeds the pool size {len(split.pool_x)}")
-    x, y = split.pool_x[:n_icr], split.pool_y[:n_icr]
-    rows: dict[str, list] = {k: [] for k in ("i2", "iv", "i2c", "ivc", "i2d", "ivd", "acc", "ts", "tx", "pix", "rnd", "as", "ax",
-                                             "s", "xi")}
+    """For each sigma: the ICR variants on ``icr_images`` for every (layer, augmentation level), the
+    l2-normalised traces, the linear probe per layer (fit on the pool at sigma, tested on the held-out images
+    at sigma, noise only), the raw-pixel and random-network controls at every level (random network: at the
+    primary level only) and class agreement@5 of invariant vs residual neighbours (primary level)."""
+    layers, levels = tuple(layers), tuple(levels)
+    primary = primary or (layers[0], levels[0])
+    if primary[0] not in layers or primary[1] not in levels:
+        raise ValueError(f"primary setting {primary} must be among layers {layers} and levels {levels}")
+    if len(icr_images) != len(icr_labels):
+        raise ValueError("icr_images and icr_labels differ in length")
+    x, y = icr_images, np.asarray(icr_labels)
+    icr_rows: dict[tuple[str, int], dict[str, list]] = {(la, le): {} for la in layers for le in levels}
+    tr_rows: dict[tuple[str, int], list] = {(la, le): [] for la in layers for le in levels}
+    probe = {la: [] for la in layers}
+    pixels = {le: [] for le in levels}
+    rnd = {(la, primary[1]): [] for la in layers}
+    ag_s, ag_x, ag_sr, ag_xr = ({la: [] for la in layers} for _ in range(4))
+    inv, res = [], []
     it = list(sigmas)
     if progress is not None:
         it = progress(it, desc="sigma sweep")
     for sigma in it:
-        views = extract_views(model, x, sigma, n_views, level=level, layer=layer, seed=seed)
-        rows["i2"].append(icr(views[:, 0], views[:, 1]).icr)
-        rows["iv"].append(icr_multiview(views).icr)
-        rows["i2c"].append(icr(views[:, 0], views[:, 1], clip=True).icr)
-        rows["ivc"].append(icr_multiview(views, clip=True).icr)
-        rows["i2d"].append(icr(views[:, 0], views[:, 1], debias=True).icr)
-        rows["ivd"].append(icr_multiview(views, debias=True).icr)
-        ts, tx = normalised_traces(views)
-        rows["ts"].append(ts)
-        rows["tx"].append(tx)
-        s = views.mean(axis=1)
-        xi = views[:, 0] - s
-        rows["s"].append(s)
-        rows["xi"].append(xi)
-        rows["as"].append(class_agreement_at_k(s, y, s, y, k=5, exclude_self=True))
-        rows["ax"].append(class_agreement_at_k(xi, y, xi, y, k=5, exclude_self=True))
-        gen = torch.Generator().manual_seed(seed + 1)
-        ftr = model.features(perturb(split.pool_x, sigma, 0, gen), sigma, layer)
-        fte = model.features(perturb(split.test_x, sigma, 0, gen), sigma, layer)
-        rows["acc"].append(linear_probe(ftr, split.pool_y, fte, split.test_y, max_iter=probe_max_iter))
-        rows["pix"].append(icr_multiview(pixel_views(x, sigma, n_views, level=level, seed=seed)).icr if sigma > 0
-                           else float("nan"))
+        for le in levels:
+            views = extract_views(model, x, sigma, n_views, level=le, layer=layers, seed=seed)
+            for la in layers:
+                for k, val in icr_variants(views[la]).items():
+                    icr_rows[(la, le)].setdefault(k, []).append(val)
+                tr_rows[(la, le)].append(normalised_traces(views[la]))
+                if le == primary[1]:
+                    s = views[la].mean(axis=1)
+                    xi = views[la][:, 0] - s
+                    ag_s[la].append(class_agreement_at_k(s, y, k=5))
+                    ag_x[la].append(class_agreement_at_k(xi, y, k=5))
+                    if la == primary[0]:
+                        inv.append(s)
+                        res.append(xi)
+            pixels[le].append(icr_multiview(pixel_views(x, sigma, n_views, level=le, seed=seed)).icr if sigma > 0
+                              else float("nan"))
         if random_model is not None:
-            rviews = extract_views(random_model, x, sigma, n_views, level=level, layer=layer, seed=seed)
-            rows["rnd"].append(icr_multiview(rviews).icr)
-        else:
-            rows["rnd"].append(float("nan"))
-    a = {k: np.asarray(v) for k, v in rows.items() if k not in ("s", "xi")}
-    return SigmaSweep(np.asarray(sigmas, float), a["i2"], a["iv"], a["acc"], a["ts"], a["tx"], a["pix"], a["rnd"],
-                      a["as"], a["ax"], rows["s"], rows["xi"], np.asarray(y), n_views, n_icr, a["i2c"], a["ivc"],
-                      a["i2d"], a["ivd"])
+            rviews = extract_views(random_model, x, sigma, n_views, level=primary[1], layer=layers, seed=seed)
+            for la in layers:
+                rnd[(la, primary[1])].append(icr_multiview(rviews[la]).icr)
+                s = rviews[la].mean(axis=1)
+                ag_sr[la].append(class_agreement_at_k(s, y, k=5))
+                ag_xr[la].append(class_agreement_at_k(rviews[la][:, 0] - s, y, k=5))
+        gen = torch.Generator().manual_seed(seed + 1)
+        ftr = model.features(perturb(split.pool_x, sigma, 0, gen), sigma, layers)
+        fte = model.features(perturb(split.test_x, sigma, 0, gen), sigma, layers)
+        for la in layers:
+            probe[la].append(linear_probe(ftr[la], split.pool_y, fte[la], split.test_y, max_iter=probe_max_iter))
+    arr = lambda rows: {k: np.asarray(v, float) for k, v in rows.items()}  # noqa: E731
+    return SigmaSweep(np.asarray(sigmas, float), layers, levels, primary,
+                      {key: arr(rows) for key, rows in icr_rows.items()},
+                      {key: np.asarray(v, float) for key, v in tr_rows.items()}, arr(probe), arr(pixels),
+                      arr(rnd) if random_model is not None else {}, arr(ag_s), arr(ag_x),
+                      arr(ag_sr) if random_model is not None else {}, arr(ag_xr) if random_model is not None else {},
+                      len(x), n_views, y, inv, res)
 
 
 @dataclass
 class Trajectory:
-    """Measurements at training checkpoints (paper Figs. 3-5, 7, 10)."""
+    """Measurements at training checkpoints (paper Figs. 3-5, 7, 10, 12).
+
+    Per-layer quantities are dicts ``{layer: array over checkpoints}``: ``icr`` (V-view, at ``sigma_fix``, on the
+    training images), ``trace_s``/``trace_xi`` (l2-normalised) and ``alignment``. ``trend_full``/``trend_sub``:
+    the paper's two-view ICR on all ``trend_images`` and on their first 256 (Fig. 12), data-rich runs only.
+    """
 
     n_train: int
+    layers: tuple[str, ...]
     steps: np.ndarray
     images_seen: np.ndarray
-    icr: np.ndarray
+    icr: dict[str, np.ndarray]
+    trace_s: dict[str, np.ndarray]
+    trace_xi: dict[str, np.ndarray]
+    alignment: dict[str, np.ndarray]
     memo: np.ndarray
     median_nn_ratio: np.ndarray
     mean_nn_dist: np.ndarray
-    trace_s: np.ndarray
-    trace_xi: np.ndarray
-    alignment: np.ndarray
+    heldout: np.ndarray
+    train_loss: np.ndarray
     n_views: int
-    run: TrainedEDM = field(repr=False, default=None)
+    trend_full: dict[str, np.ndarray] = field(default_factory=dict)
+    trend_sub: dict[str, np.ndarray] = field(default_factory=dict)
     final_samples: torch.Tensor = field(repr=False, default=None)
 
 
 def training_trajectory(images: torch.Tensor, *, steps: int, checkpoints: Sequence[int], channels: Sequence[int],
-                        batch_size: int, lr: float, ema_beta: float, sigma_fix: float, n_views: int = 8,
-                        n_icr: int | None = None, n_gen: int = 128, heun_steps: int = 18, level: int = 3,
-                        layer: str = "dec2", seed: int = 0, device="cpu",
-                        progress: Callable | None = None) -> Trajectory:
+                        batch_size: int, lr: float, ema_beta: float, sigma_fix: float, heldout_images: torch.Tensor,
+                        layers: Sequence[str] = ("dec4", "dec2"), n_views: int = 8, n_icr: int | None = None,
+                        n_gen: int = 128, heun_steps: int = 18, level: int = 3, seed: int = 0, device="cpu",
+                        trend_images: torch.Tensor | None = None, trend_sub: int = 256,
+                        progress: Callable | None = None):
     """Train on ``images`` and, at each checkpoint, measure with the EMA net: V-view ICR at ``sigma_fix`` on
-    (up to ``n_icr`` of) the training images, l2-normalised traces, alignment, and the memorisation ratio
-    of ``n_gen`` Heun samples against the training set."""
+    (up to ``n_icr`` of) the training images for every layer, l2-normalised traces, alignment, the
+    memorisation ratio of ``n_gen`` Heun samples against the training set, and the denoising loss on
+    ``heldout_images`` and on the training images (same fixed noise draws). Returns ``(Trajectory, TrainedEDM)``."""
+    layers = tuple(layers)
     icr_x = images if n_icr is None else images[:n_icr]
-    d = int(channels[-1]) if layer in ("enc2", "mid", "dec2") else int(channels[1])
-    v = views_needed(len(icr_x), d, minimum=n_views)
-    rec: dict[str, list] = {k: [] for k in ("step", "icr", "memo", "med", "nn", "ts", "tx", "al")}
+    probe_net = EDMDenoiser(1.0, tuple(channels))
+    v = max(views_needed(len(icr_x), probe_net.feature_dim(la), minimum=n_views) for la in layers)
+    rec: dict[str, Any] = {k: [] for k in ("step", "memo", "med", "nn", "held", "train")}
+    per: dict[str, dict[str, list]] = {k: {la: [] for la in layers} for k in ("icr", "ts", "tx", "al", "tf", "tsub")}
     last: dict[str, torch.Tensor] = {}
 
     def measure(step: int, ema: EDMDenoiser) -> None:
-        views = extract_views(ema, icr_x, sigma_fix, v, level=level, layer=layer, seed=seed + 7)
+        views = extract_views(ema, icr_x, sigma_fix, v, level=level, layer=layers, seed=seed + 7)
         rec["step"].append(step)
-        rec["icr"].append(icr_multiview(views).icr)
-        ts, tx = normalised_traces(views)
-        rec["ts"].append(ts)
-        rec["tx"].append(tx)
-        rec["al"].append(alignment(views))
+        for la in layers:
+            per["icr"][la].append(icr_multiview(views[la]).icr)
+            ts, tx = normalised_traces(views[la])
+            per["ts"][la].append(ts)
+            per["tx"][la].append(tx)
+            per["al"][la].append(alignment(views[la]))
+        if trend_images is not None:
+            tv = extract_views(ema, trend_images, sigma_fix, 2, level=level, layer=layers, seed=seed + 9)
+            for la in layers:
+                per["tf"][la].append(icr_variants_two(tv[la]))
+                per["tsub"][la].append(icr_variants_two(tv[la][:trend_sub]))
         samples = heun_sample(ema, n_gen, steps=heun_steps, seed=seed + 11, device=device).cpu()
         d1, d2 = nn_distances(samples, images)
-        rec["memo"].append(memorization_ratio(samples, images))
+        rec["memo"].append(memorised_fraction(d1, d2))
         rec["med"].append(float(np.median(d1 / d2)))
         rec["nn"].append(float(d1.mean()))
+        rec["held"].append(heldout_loss(ema, heldout_images, seed=seed + 13))
+        rec["train"].append(heldout_loss(ema, images, seed=seed + 13))
         last["samples"] = samples
 
     run = train_edm(images, steps=steps, channels=channels, batch_size=batch_size, lr=lr, ema_beta=ema_beta,
                     seed=seed, checkpoints=checkpoints, on_checkpoint=measure, device=device, progress=progress)
     a = {k: np.asarray(x, float) for k, x in rec.items()}
-    return Trajectory(len(images), a["step"].astype(int), a["step"].astype(int) * batch_size, a["icr"], a["memo"],
-                      a["med"], a["nn"], a["ts"], a["tx"], a["al"], v, run, last.get("samples"))
+    p = {k: {la: np.asarray(x, float) for la, x in d.items()} for k, d in per.items()}
+    st = a["step"].astype(int)
+    traj = Trajectory(len(images), layers, st, st * batch_size, p["icr"], p["ts"], p["tx"], p["al"], a["memo"],
+                      a["med"], a["nn"], a["held"], a["train"], v,
+                      p["tf"] if trend_images is not None else {}, p["tsub"] if trend_images is not None else {},
+                      last.get("samples"))
+    return traj, run
+
+
+def icr_variants_two(views: np.ndarray) -> float:
+    """The paper's plug-in two-view ICR of views 0 and 1."""
+    s, xi = decompose_two_view(views[:, 0], views[:, 1])
+    return icr_from_covariances(s, xi)[0]
 
 
 def log_checkpoints(steps: int, n: int, first: int | None = None) -> list[int]:
@@ -177,20 +264,20 @@ def log_checkpoints(steps: int, n: int, first: int | None = None) -> list[int]:
     return [int(p) for p in pts]
 
 
-def memorisation_onset(traj: Trajectory, threshold: float = 0.1) -> int | None:
-    """First checkpoint step with memorisation ratio above ``threshold`` (None: not reached)."""
-    hit = np.nonzero(traj.memo > threshold)[0]
-    return int(traj.steps[hit[0]]) if len(hit) else None
+def memorisation_onset(memo: np.ndarray, threshold: float = 0.1) -> int | None:
+    """Index of the first checkpoint with memorisation ratio above ``threshold`` (None: not reached)."""
+    hit = np.nonzero(np.asarray(memo) > threshold)[0]
+    return int(hit[0]) if len(hit) else None
 
 
 def estimator_robustness(model: EDMDenoiser, split: DigitsSplit, sigma: float, *, n_grid: Sequence[int],
-                         v_grid: Sequence[int], levels: Sequence[int] = (1, 2, 3, 4), layer: str = "dec2",
-                         seed: int = 0) -> dict[str, dict[int, float]]:
-    """ICR at one sigma vs the number of images (V = 8), vs the number of views (all images), and vs the
-    augmentation level (paper Figs. 12-13)."""
+                         v_grid: Sequence[int], levels: Sequence[int] = (1, 2, 3, 4), layer: str = "dec4",
+                         level: int = 4, seed: int = 0) -> dict[str, dict[int, float]]:
+    """ICR at one sigma vs the number of images (V = 8), vs the number of views (all images), both at
+    augmentation ``level``, and vs the augmentation level (paper Figs. 12-13)."""
     out: dict[str, dict[int, float]] = {"n": {}, "views": {}, "level": {}}
     vmax = max(max(v_grid), 8)
-    full = extract_views(model, split.pool_x, sigma, vmax, layer=layer, seed=seed)
+    full = extract_views(model, split.pool_x, sigma, vmax, level=level, layer=layer, seed=seed)
     for n in n_grid:
         out["n"][int(n)] = icr_multiview(full[:n, :8]).icr
     for v in v_grid:
@@ -199,3 +286,96 @@ def estimator_robustness(model: EDMDenoiser, split: DigitsSplit, sigma: float, *
         out["level"][int(lev)] = icr_multiview(extract_views(model, split.pool_x, sigma, 8, level=lev,
                                                              layer=layer, seed=seed)).icr
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Per-seed tasks (picklable: the notebook runs them inline or in a process pool, one thread per process)
+
+
+def _split(cfg: Mapping[str, Any]) -> DigitsSplit:
+    return load_digits_split(n_test=cfg["n_test"], seed=0)
+
+
+def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """One seed of the data-rich experiment: train on the whole pool while measuring the trajectory, then the
+    sigma sweep (layers ``cfg['layers']`` x levels ``cfg['sweep_levels']``) with the random-network control."""
+    import time
+
+    t0 = time.perf_counter()
+    split = _split(cfg)
+    traj, run = training_trajectory(
+        split.pool_x, steps=cfg["rich_steps"], checkpoints=log_checkpoints(cfg["rich_steps"], cfg["rich_ckpts"]),
+        channels=cfg["channels"], batch_size=cfg["rich_bs"], lr=cfg["lr"], ema_beta=cfg["ema_beta"],
+        sigma_fix=cfg["sigma_fix"], heldout_images=split.test_x, layers=cfg["layers"], n_views=cfg["n_views"],
+        n_icr=cfg["n_icr"], n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed,
+        trend_images=split.pool_x)
+    model = run.ema.cpu().eval()
+    torch.manual_seed(10_000 + seed)
+    random_net = EDMDenoiser(split.sigma_data, tuple(cfg["channels"])).eval()
+    sigmas = np.geomspace(*cfg["sigma_range"], cfg["n_sigma"])
+    sweep = sigma_sweep(model, split, sigmas, icr_images=split.pool_x[:cfg["n_icr"]],
+                        icr_labels=split.pool_y[:cfg["n_icr"]], layers=cfg["layers"], levels=cfg["sweep_levels"],
+                        primary=(cfg["layer"], cfg["level"]), n_views=cfg["n_views"], seed=seed,
+                        probe_max_iter=cfg["probe_max_iter"], random_model=random_net)
+    return dict(seed=seed, traj=traj, sweep=sweep, ema_state=model.state_dict(), sigma_data=split.sigma_data,
+                seconds=time.perf_counter() - t0)
+
+
+def limited_task(seed: int, n: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """One seed of the data-limited experiment with ``n`` training images (a fixed subset of the pool):
+    the trajectory, then the sigma sweep of the final (memorised) model on its training images (Fig. 9)."""
+    import time
+
+    t0 = time.perf_counter()
+    split = _split(cfg)
+    x, y = training_subset(split, n, seed=0)
+    traj, run = training_trajectory(
+        x, steps=cfg["limited_steps"][n], checkpoints=log_checkpoints(cfg["limited_steps"][n], cfg["limited_ckpts"]),
+        channels=cfg["channels"], batch_size=cfg["limited_bs"], lr=cfg["lr"], ema_beta=cfg["ema_beta"],
+        sigma_fix=cfg["sigma_fix"], heldout_images=split.test_x, layers=cfg["layers"], n_views=cfg["n_views"],
+        n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed)
+    model = run.ema.cpu().eval()
+    sigmas = np.geomspace(*cfg["sigma_range"], cfg["n_sigma"])
+    overfit = sigma_sweep(model, split, sigmas, icr_images=x, icr_labels=y, layers=(cfg["layer"],),
+                          levels=(cfg["level"],), n_views=traj.n_views, seed=seed,
+                          probe_max_iter=cfg["probe_max_iter"])
+    return dict(seed=seed, n=n, traj=traj, overfit=overfit, ema_state=model.state_dict(), losses=run.losses,
+                seconds=time.perf_counter() - t0)
+
+
+def _init_worker() -> None:
+    from icml26.chapter import pin_threads
+
+    pin_threads()
+
+
+def run_tasks(tasks: Sequence[tuple[Callable[..., dict], Mapping[str, Any]]], *, workers: int = 1,
+              progress: Callable | None = None, desc: str = "tasks") -> list[dict]:
+    """``[fn(**kwargs) for fn, kwargs in tasks]``, in order; with ``workers > 1`` in a spawned process pool whose
+    workers compute on one torch/BLAS thread each, like the chapter. Each task seeds itself, so the results do
+    not depend on ``workers`` (list the longest tasks first for a balanced pool)."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    tasks = list(tasks)
+    if workers == 1 or len(tasks) == 1:
+        it = progress(tasks, desc=desc) if progress is not None else tasks
+        return [fn(**kw) for fn, kw in it]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from types import MappingProxyType
+
+    def picklable(v):  # a chapter's preset is a read-only mapping proxy, which does not pickle
+        return dict(v) if isinstance(v, MappingProxyType) else v
+
+    tasks = [(fn, {k: picklable(v) for k, v in kw.items()}) for fn, kw in tasks]
+
+    out: dict[int, dict] = {}
+    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=mp.get_context("spawn"),
+                             initializer=_init_worker) as pool:
+        futures = {pool.submit(fn, **kw): i for i, (fn, kw) in enumerate(tasks)}
+        done = as_completed(futures)
+        if progress is not None:
+            done = progress(done, desc=desc, total=len(tasks))
+        for f in done:
+            out[futures[f]] = f.result()
+    return [out[i] for i in range(len(tasks))]

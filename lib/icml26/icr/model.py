@@ -1,9 +1,10 @@
 """EDM denoiser (Karras et al. 2022) with a tiny conv U-Net for 8x8 images (brief §5.2).
 
 ``D(x; sigma) = c_skip x + c_out F(c_in x, c_noise)`` with EDM's preconditioning; the representation
-``h`` of the paper (§2.1: EDM ``dec.16x16 block1``, mean-pooled over space) is here the mean-pooled
-output of the first decoder block at 2x2, ``"dec2"``. Other layers (``"enc4"``, ``"mid"``, ``"dec4"``)
-are exposed for the layer-choice ablation (paper Fig. 14).
+``h`` of the paper (§2.1: EDM ``dec.16x16 block1``, mean-pooled over space). In EDM's SongUNet for CIFAR-10
+(resolutions 32/16/8) that block sits one level *above* the 8x8 bottleneck; here (8/4/2) the analogue is the
+first decoder block at 4x4, ``"dec4"`` (``d = c2``). ``"dec2"`` (the decoder block *at* the 2x2 bottleneck,
+``d = c3``) and the encoder layers ``"enc4"``, ``"enc2"``, ``"mid"`` serve the layer-choice ablation (paper Fig. 14).
 """
 from __future__ import annotations
 
@@ -120,17 +121,28 @@ class EDMDenoiser(nn.Module):
         return c_skip * x + c_out * self.net(c_in * x, sigma.log() / 4)
 
     @torch.no_grad()
-    def features(self, x: torch.Tensor, sigma, layer: str = "dec2", batch_size: int = 2048) -> torch.Tensor:
-        """Mean-pooled features ``h(x_t)`` of ``layer`` at noise level ``sigma`` (paper §2.1), shape ``(n, C)``."""
-        if layer not in LAYERS:
-            raise ValueError(f"unknown layer {layer!r}; valid layers: {LAYERS}")
-        out = []
+    def features(self, x: torch.Tensor, sigma, layer: str | tuple[str, ...] = "dec4", batch_size: int = 2048):
+        """Mean-pooled features ``h(x_t)`` of ``layer`` at noise level ``sigma`` (paper §2.1), shape ``(n, C)``;
+        for a tuple of layers, a dict ``{layer: (n, C_layer)}`` from one forward pass."""
+        names = (layer,) if isinstance(layer, str) else tuple(layer)
+        bad = [n for n in names if n not in LAYERS]
+        if bad or not names:
+            raise ValueError(f"unknown layer(s) {bad or names!r}; valid layers: {LAYERS}")
+        if x.ndim != 4 or x.shape[1:] != (1, 8, 8):
+            raise ValueError(f"images must have shape (n, 1, 8, 8), got {tuple(x.shape)}")
+        out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
         for i in range(0, x.shape[0], batch_size):
             xb = x[i:i + batch_size]
             sig, _, _, c_in = self._pre(xb, sigma)
             _, feats = self.net(c_in * xb, sig.log() / 4, return_features=True)
-            out.append(feats[layer])
-        return torch.cat(out)
+            for n in names:
+                out[n].append(feats[n])
+        cat = {n: torch.cat(v) for n, v in out.items()}
+        return cat[layer] if isinstance(layer, str) else cat
+
+    def feature_dim(self, layer: str) -> int:
+        """Channel count ``d`` of ``layer``, read from a forward pass."""
+        return int(self.features(torch.zeros(1, 1, 8, 8), 1.0, layer).shape[1])
 
     def n_params(self) -> int:
         return sum(p.numel() for p in self.parameters())

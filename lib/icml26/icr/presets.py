@@ -1,26 +1,34 @@
 """Sizes of the icr chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
-Channels ``(c1, c2, c3)`` of the 8x8 U-Net set the feature dimension ``d = c3`` of the ``dec2`` layer.
-Wall times of the whole notebook (``repro run icr``) on the shared 2-core development machine are noted
-next to each preset.
+Channels ``(c1, c2, c3)`` of the 8x8 U-Net set the feature dimensions: ``d = c2`` for ``dec4`` (the analogue
+of the paper's ``dec.16x16 block1``, the primary layer) and ``d = c3`` for ``dec2``. Data-limited runs keep
+``d(dec4) <= N / 4``. ``workers``: per-seed tasks run in a process pool of that many single-thread workers.
+Wall times of the whole notebook (``repro run icr``, 2-core development machine) are noted next to each preset.
 """
 from __future__ import annotations
 
 from typing import Any
 
 _COMMON: dict[str, Any] = dict(
-    seed=0, level=3, layer="dec2", sigma_fix=0.4, ema_beta=0.999, lr=2e-3, heun_steps=18, n_views=8,
-    sigma_range=(0.005, 5.0), robust_n=(64, 128, 256, 512, 1297), robust_v=(2, 4, 8, 16), robust_levels=(1, 2, 3, 4),
-    memo_threshold=0.1, n_test=500,
+    seed=0, layer="dec4", level=4, layers=("dec4", "dec2"), sweep_levels=(4, 3, 0), sigma_fix=0.4, ema_beta=0.999,
+    lr=2e-3, heun_steps=18, n_views=8, sigma_range=(0.005, 5.0), robust_n=(64, 128, 256, 512, 1297),
+    robust_v=(2, 4, 8, 16), robust_levels=(1, 2, 3, 4), memo_threshold=0.1, n_test=500, window_steps=2,
+    tau_grid=(0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2), rich_bs=64, limited_bs=64, limited_ckpts=10,
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    "smoke": dict(_COMMON, channels=(8, 16, 32), rich_steps=200, rich_bs=64, rich_ckpts=3, n_icr=512, n_sigma=6,
-                  limited_n=(16,), limited_steps=250, limited_bs=32, limited_ckpts=4, n_gen=32, probe_max_iter=200,
-                  robust_v=(2, 4, 8), robust_levels=(1, 3)),
-    "book": dict(_COMMON, channels=(16, 32, 64), rich_steps=1000, rich_bs=64, rich_ckpts=5, n_icr=1297, n_sigma=8,
-                 limited_n=(16, 32), limited_steps=1200, limited_bs=32, limited_ckpts=8, n_gen=64, probe_max_iter=1000),
-    "full": dict(_COMMON, channels=(32, 64, 128), rich_steps=20000, rich_bs=128, rich_ckpts=12, n_icr=1297, n_sigma=12,
-                 limited_n=(16, 32, 64), limited_steps=20000, limited_bs=64, limited_ckpts=15, n_gen=256,
-                 probe_max_iter=2000),
+    # smoke: measured 33 s for the whole notebook (repro run, 2-core machine, 1 worker)
+    "smoke": dict(_COMMON, channels=(8, 16, 32), rich_seeds=(0,), rich_steps=200, rich_ckpts=3, n_icr=512, n_sigma=6,
+                  limited_n=(128,), limited_seeds=(0,), limited_steps={128: 300}, limited_ckpts=4, n_gen=32,
+                  probe_max_iter=200, robust_v=(2, 4, 8), robust_levels=(1, 4), workers=1),
+    # book: measured 191 s (repro run; pool of 2 single-thread workers: data-rich tasks 34-36 s, N = 128 tasks 63-74 s)
+    "book": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2), rich_steps=1000, rich_ckpts=6, n_icr=512,
+                 n_sigma=8, limited_n=(128,), limited_seeds=(0, 1, 2), limited_steps={128: 3000}, n_gen=64,
+                 probe_max_iter=1000, workers=2),
+    # full: estimated ~23 min from the book task times (rich: 4x steps, 2.5x images, 1.5x sigmas -> ~135 s x 5;
+    # limited: ~22 ms/step -> 90/175/350 s x 3 seeds for N = 128/256/512; 2 workers -> ~1,300 s + ~60 s serial)
+    "full": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2, 3, 4), rich_steps=4000, rich_ckpts=10,
+                 n_icr=1297, n_sigma=12, limited_n=(128, 256, 512), limited_seeds=(0, 1, 2),
+                 limited_steps={128: 4000, 256: 8000, 512: 16000}, limited_ckpts=14, n_gen=256, probe_max_iter=2000,
+                 workers=2),
 }

@@ -35,6 +35,24 @@ def edm_loss(net: EDMDenoiser, x0: torch.Tensor, generator: torch.Generator,
     return (weight * (net(x0 + s * noise, sigma) - x0) ** 2).mean()
 
 
+@torch.no_grad()
+def heldout_loss(net: EDMDenoiser, images: torch.Tensor, *, n_draws: int = 4, seed: int = 0,
+                 p_mean: float = -1.2, p_std: float = 1.2) -> float:
+    """EDM's weighted denoising loss on held-out ``images`` with fixed noise draws (common random numbers:
+    the same sigmas and noise at every checkpoint). The chapter's stand-in for FID (paper Fig. 3; App. D
+    links ICR to the denoising loss)."""
+    if images.ndim != 4 or images.shape[1:] != (1, 8, 8):
+        raise ValueError(f"images must have shape (N, 1, 8, 8), got {tuple(images.shape)}")
+    if n_draws < 1:
+        raise ValueError(f"n_draws must be positive, got {n_draws}")
+    gen = torch.Generator().manual_seed(seed)
+    net.eval()
+    total = 0.0
+    for _ in range(n_draws):
+        total += float(edm_loss(net, images, gen, p_mean, p_std))
+    return total / n_draws
+
+
 def train_edm(
     images: torch.Tensor,
     *,
@@ -85,7 +103,8 @@ def train_edm(
         opt.step()
         beta = min(ema_beta, (1 + step) / (10 + step))
         with torch.no_grad():
-            torch._foreach_lerp_(ema_params, net_params, 1 - beta)
+            for e, p in zip(ema_params, net_params):
+                e.lerp_(p, 1 - beta)
         losses.append(float(loss.detach()))
         if step in marks and on_checkpoint is not None:
             on_checkpoint(step, ema)
