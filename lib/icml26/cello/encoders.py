@@ -1,0 +1,235 @@
+"""Stage 1: cell and patch encoders (brief 2.2a and 5.3) [ours].
+
+* `CellEncoder` + `ProteinHead`: the protein-signal-supervised cell encoder of the abstract. Input: an
+  H&E-only nucleus crop (optical density); target: the per-cell marker signal measured on the paired
+  IHC render, which is never an input. Loss (brief 2.2a)
+  ``L_prot = BCE(p_hat, b) + mu * ||sigmoid(.) - rank_normalised(p)||^2``.
+* `PatchEncoder`: the patch pipelines' tile encoder, 3 stride-2 convolutions (brief 5.3).
+* `train_simclr`: SimCLR with the NT-Xent loss (equal to pytorch-metric-learning's), for the cell (C-SSL) and
+  patch (P-Gated, and the foundation-model stand-in P-FM) encoders.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.stats import rankdata
+from torch import nn
+
+from .stains import to_od
+
+
+def _check_images(x: torch.Tensor, name: str):
+    if x.ndim != 4 or x.shape[1] != 3:
+        raise ValueError(f"{name}: expected (B, 3, H, W) optical-density images, got {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name}: input contains NaN or inf")
+
+
+class CellEncoder(nn.Module):
+    """conv(3->16)-BN-ReLU-pool-conv(16->32)-BN-ReLU-conv(32->32)-BN-ReLU-GAP-FC(32->d) on a nucleus crop
+    (brief 5.3 plus batch norm and a third convolution [ours]: without them the rare lesion morphology
+    stays on a plateau for thousands of steps)."""
+
+    def __init__(self, dim: int = 32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                                 nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                                 nn.Conv2d(32, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, dim))
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_images(x, "CellEncoder")
+        return self.net(x)
+
+
+class PatchEncoder(nn.Module):
+    """Three stride-2 convolutions (16/32/64, batch norm) + GAP + FC(64->d) on a tile (brief 5.3)."""
+
+    def __init__(self, dim: int = 32):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                                 nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32), nn.ReLU(),
+                                 nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.BatchNorm2d(64), nn.ReLU(),
+                                 nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, dim))
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_images(x, "PatchEncoder")
+        return self.net(x)
+
+
+class ProteinHead(nn.Module):
+    """p_hat_c = sigmoid(G h_c), one logit per marker (brief 2.2a)."""
+
+    def __init__(self, dim: int, n_markers: int):
+        super().__init__()
+        self.G = nn.Linear(dim, n_markers)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.G(h)
+
+
+def rank_normalise(p: np.ndarray, threshold: float) -> np.ndarray:
+    """Per-marker rank normalisation to [0, 1] (brief 2.2a, tilde p) [ours: two-piece].
+
+    Most cells are marker-negative and their measured signal is deconvolution noise, whose ranks
+    would be random targets; so positive cells (p > threshold) are ranked into (0.5, 1] and negative
+    ones scaled linearly into [0, 0.5]."""
+    p = np.asarray(p, dtype=float)
+    if p.ndim != 2:
+        raise ValueError(f"protein targets must be (N, markers), got {p.shape}")
+    out = np.clip(p / threshold, 0, 1) * 0.5
+    for j in range(p.shape[1]):
+        pos = p[:, j] > threshold
+        if pos.any():
+            out[pos, j] = 0.5 + 0.5 * rankdata(p[pos, j]) / pos.sum()
+    return out
+
+
+def protein_loss(logits: torch.Tensor, positive: torch.Tensor, ranked: torch.Tensor, mu: float = 1.0) -> torch.Tensor:
+    """L_prot = BCE(logits, b) + mu * MSE(sigmoid(logits), tilde p) (brief 2.2a), averaged over cells."""
+    if logits.shape != positive.shape or logits.shape != ranked.shape:
+        raise ValueError(f"protein loss: shapes differ {tuple(logits.shape)}, {tuple(positive.shape)}, {tuple(ranked.shape)}")
+    if ((ranked < 0) | (ranked > 1)).any() or ((positive != 0) & (positive != 1)).any():
+        raise ValueError("protein targets must lie in [0, 1] (positivity in {0, 1})")
+    bce = nn.functional.binary_cross_entropy_with_logits(logits, positive)
+    return bce + mu * ((torch.sigmoid(logits) - ranked) ** 2).mean()
+
+
+def crops_to_tensor(crops: np.ndarray) -> torch.Tensor:
+    """(N, k, k, 3) uint8 RGB crops -> (N, 3, k, k) float32 optical density."""
+    od = to_od(np.asarray(crops, dtype=np.float32) / 255.0)
+    return torch.from_numpy(np.ascontiguousarray(od.transpose(0, 3, 1, 2), dtype=np.float32))
+
+
+def train_protein_encoder(crops: torch.Tensor, protein: np.ndarray | None, *, dim: int, steps: int, batch: int,
+                          threshold: float, mu: float = 1.0, lr: float = 3e-3, seed: int = 0, hard_every: int = 100,
+                          device: str | torch.device = "cpu") -> tuple[CellEncoder, ProteinHead, list[float]]:
+    """Stage 1 of Cello: fit the cell encoder on crops with the protein loss. ``protein`` (N, M):
+    the measured marker signal of every training cell (required: this is the supervision)."""
+    if protein is None:
+        raise ValueError("protein targets are required to train the protein-supervised encoder")
+    protein = np.asarray(protein, dtype=float)
+    if protein.ndim != 2 or len(protein) != len(crops):
+        raise ValueError(f"protein must be (N, M) with N = {len(crops)} crops, got {protein.shape}")
+    if not np.all(np.isfinite(protein)):
+        raise ValueError("protein targets contain NaN or inf (missing measurements)")
+    torch.manual_seed(seed)
+    enc, head = CellEncoder(dim).to(device), ProteinHead(dim, protein.shape[1]).to(device)
+    positive = torch.tensor(protein > threshold, dtype=torch.float32, device=device)
+    ranked = torch.tensor(rank_normalise(protein, threshold), dtype=torch.float32, device=device)
+    opt = torch.optim.Adam(list(enc.parameters()) + list(head.parameters()), lr=lr, weight_decay=1e-4)
+    g = torch.Generator().manual_seed(seed)
+    crops = crops.to(device)
+    # balanced sampling (pitfall: few positive cells): a quarter of every batch from each marker's
+    # positive cells (up to half the batch), the rest uniform
+    pos_idx = [torch.nonzero(positive[:, j].cpu()).flatten() for j in range(positive.shape[1])]
+    share = max(1, batch // (2 * max(2, positive.shape[1])))
+    losses = []
+    hard = torch.zeros(0, dtype=torch.long)
+    enc.train()
+    for step in range(steps):
+        if hard_every and step % hard_every == 0 and step:
+            hard = _hard_negatives(enc, head, crops, positive, g)
+            enc.train()
+        idx = torch.randint(len(crops), (batch,), generator=g)
+        start = 0
+        for pj in pos_idx:
+            if len(pj):
+                idx[start:start + share] = pj[torch.randint(len(pj), (share,), generator=g)]
+                start += share
+        if len(hard):  # online hard-negative mining: marker-negative cells the head calls positive
+            idx[start:start + share] = hard[torch.randint(len(hard), (share,), generator=g)]
+        idx = idx.to(device)
+        x = augment_flips(crops[idx], g)
+        loss = protein_loss(head(enc(x)), positive[idx], ranked[idx], mu)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return enc.eval(), head.eval(), losses
+
+
+@torch.no_grad()
+def _hard_negatives(enc, head, crops, positive, g, pool: int = 4096, top: float = 0.02) -> torch.Tensor:
+    """Indices of the marker-negative cells (any marker) with the highest predicted positivity in a
+    random pool: the mimics a size/darkness rule confuses with lesion cells."""
+    enc.eval()
+    idx = torch.randint(len(crops), (min(pool, len(crops)),), generator=g)
+    logits = head(enc(crops[idx]))
+    out = []
+    for j in range(logits.shape[1]):  # per marker: negatives for that marker, highest logit
+        neg = ~positive[idx, j].bool()
+        cand, sc = idx[neg.cpu()], logits[neg, j]
+        k = max(1, int(top * len(cand)))
+        out.append(cand[sc.argsort(descending=True)[:k].cpu()])
+    return torch.cat(out)
+
+
+def augment_flips(x: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Random dihedral transform per batch (rot90 k, flip), cheap and label-preserving."""
+    k = int(torch.randint(4, (1,), generator=g))
+    x = torch.rot90(x, k, dims=(2, 3))
+    if int(torch.randint(2, (1,), generator=g)):
+        x = torch.flip(x, dims=(3,))
+    return x
+
+
+def _simclr_view(x: torch.Tensor, g: torch.Generator, shift: int) -> torch.Tensor:
+    b = x.shape[0]
+    x = augment_flips(x, g)
+    scale = 1 + 0.15 * (2 * torch.rand(b, 3, 1, 1, generator=g) - 1)           # stain-intensity jitter
+    x = x * scale.to(x.device)
+    if shift:
+        dy, dx = (int(v) for v in torch.randint(-shift, shift + 1, (2,), generator=g))
+        x = torch.roll(x, (dy, dx), dims=(2, 3))
+    return x + 0.03 * torch.randn(x.shape, generator=g).to(x.device)
+
+
+def nt_xent(z: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
+    """NT-Xent of SimCLR for 2B embeddings where rows i and i + B are the two views of one image.
+
+    Equal to pytorch-metric-learning's `NTXentLoss` with labels ``arange(B).repeat(2)`` (tested), which
+    builds all pairs explicitly and costs seconds per step at B = 256 on one CPU thread."""
+    if z.ndim != 2 or z.shape[0] % 2:
+        raise ValueError(f"nt_xent needs (2B, d) embeddings, got {tuple(z.shape)}")
+    b = z.shape[0] // 2
+    zn = nn.functional.normalize(z, dim=1)
+    sim = zn @ zn.T / temperature
+    sim = sim.masked_fill(torch.eye(2 * b, dtype=torch.bool, device=z.device), float("-inf"))
+    target = torch.cat([torch.arange(b, 2 * b), torch.arange(0, b)]).to(z.device)
+    return nn.functional.cross_entropy(sim, target)
+
+
+def train_simclr(encoder: nn.Module, images: torch.Tensor, *, steps: int, batch: int, lr: float = 3e-3,
+                 temperature: float = 0.1, shift: int = 2, seed: int = 0) -> tuple[nn.Module, list[float]]:
+    """SimCLR pre-training (NT-Xent, `nt_xent`) on unlabelled images (N, 3, H, W), or uint8 RGB (N, H, W, 3)."""
+
+    if images.dtype != torch.uint8:
+        _check_images(images[:1], "train_simclr")
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    proj = nn.Sequential(nn.Linear(encoder.dim, encoder.dim), nn.ReLU(), nn.Linear(encoder.dim, encoder.dim)).to(images.device)
+    opt = torch.optim.Adam(list(encoder.parameters()) + list(proj.parameters()), lr=lr, weight_decay=1e-4)
+    losses = []
+    encoder.train()
+    for _ in range(steps):
+        idx = torch.randint(len(images), (batch,), generator=g).to(images.device)
+        x = images[idx]
+        if x.dtype == torch.uint8:  # pools kept as uint8 RGB (N, H, W, 3): optical density per batch
+            x = crops_to_tensor(x.cpu().numpy()).to(images.device)
+        z = proj(encoder(torch.cat([_simclr_view(x, g, shift), _simclr_view(x, g, shift)])))
+        loss = nt_xent(z, temperature)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return encoder.eval(), losses
+
+
+@torch.no_grad()
+def embed(encoder: nn.Module, images: torch.Tensor, batch: int = 4096) -> torch.Tensor:
+    """Frozen-encoder embeddings of a stack of images, in chunks."""
+    encoder.eval()
+    return torch.cat([encoder(images[i:i + batch]) for i in range(0, len(images), batch)]) if len(images) else torch.zeros(0, encoder.dim)

@@ -1,0 +1,249 @@
+"""The chapter's experiments: one seed = a fresh cohort, fresh encoders and fresh aggregators.
+
+`run_seed` renders a cohort, trains the stage-1 encoders (protein-supervised cells for Cello, cell
+SimCLR for C-SSL, patch SimCLR for the patch pipelines), caches embeddings, trains every aggregator on
+the training slides and evaluates on held-out slides (split by slide). The foundation-model stand-in
+P-FM is pre-trained once per run (`pretrain_fm`) on a pool of unlabelled slides disjoint from the test
+slides, as a frozen foundation encoder would be, and shared by the seeds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from . import slides as sl
+from .encoders import CellEncoder, PatchEncoder, crops_to_tensor, embed, train_protein_encoder, train_simclr
+from .train import (auc, colour_histogram_auc, deletion_aopc, fit_mil, localisation_auroc, make_bags, make_model,
+                    pooled_baseline, predict, route_gap)
+
+CELLO_VARIANTS = {  # name -> Cello keyword arguments (ablations, brief 5.3)
+    "Cello": {},
+    "Cello -consistency": dict(gamma=0.0),
+    "Cello -prototype": dict(local="linear"),
+    "Cello mean pool": dict(pool="mean"),
+    "Cello flat": dict(hierarchical=False),
+}
+PATCH_MODELS = {"P-ABMIL": "abmil", "P-Gated": "gated", "P-DSMIL": "dsmil"}
+
+
+@dataclass
+class Encoded:
+    """One cohort's slides with their cached embeddings."""
+
+    slides: list
+    cells: list            # protein-supervised cell embeddings, per slide
+    cells_ssl: list        # cell SimCLR embeddings (C-SSL)
+    tiles: list            # patch SimCLR embeddings (overlapping tiles)
+    tiles_fm: list         # P-FM embeddings
+    tile_pos: list         # which tiles hold a lesion cell
+    extra: dict = field(default_factory=dict)
+
+
+def _tile_positive(s, cfg):
+    _, corners = sl.extract_tiles(s.he, cfg["tile"], cfg["tile"] // 2)
+    c = s.centroids[s.lesion]
+    t = cfg["tile"]
+    return np.array([bool(((c[:, 0] >= a) & (c[:, 0] < a + t) & (c[:, 1] >= b) & (c[:, 1] < b + t)).any()) for a, b in corners])
+
+
+def cohort(cfg, seed: int, n: int, m=None, kappa=None, keep_ihc: int = 0, protein: bool = True):
+    return sl.make_cohort(seed, n, size=cfg["size"], spacing=cfg["spacing"], m=cfg["m_range"] if m is None else m,
+                          kappa=cfg["kappa"] if kappa is None else kappa, tile=cfg["tile"], keep_ihc=keep_ihc, protein=protein)
+
+
+def cell_tensors(slides, cfg):
+    return [crops_to_tensor(sl.extract_crops(s.he, s.centroids, cfg["crop"])) for s in slides]
+
+
+def tile_tensors(slides, cfg, stride=None):
+    return [crops_to_tensor(sl.extract_tiles(s.he, cfg["tile"], stride or cfg["tile"] // 2)[0]) for s in slides]
+
+
+def pretrain_fm(cfg, seed: int = 10_000):
+    """P-FM: SimCLR on tiles of ``fm_slides`` unlabelled slides (no IHC), several times the labelled pool."""
+    pool = cohort(cfg, seed, cfg["fm_slides"], protein=False)
+    tiles = np.concatenate([sl.extract_tiles(s.he, cfg["tile"], cfg["tile"] // 2)[0] for s in pool])
+    enc, losses = train_simclr(PatchEncoder(cfg["dim"]), torch.from_numpy(tiles), steps=cfg["fm_steps"],
+                               batch=cfg["patch_batch"], shift=8, seed=seed)
+    return enc, len(tiles), losses
+
+
+class Encoders:
+    """The stage-1 encoders of one seed (trained on the training slides only)."""
+
+    def __init__(self, cfg, train_slides, seed, fm):
+        crops = torch.cat(cell_tensors(train_slides, cfg))
+        protein = np.concatenate([s.protein for s in train_slides])
+        self.cell, self.protein_head, self.protein_losses = train_protein_encoder(
+            crops, protein, dim=cfg["dim"], steps=cfg["protein_steps"], batch=cfg["protein_batch"],
+            threshold=cfg["protein_threshold"], seed=seed)
+        self.cell_ssl, _ = train_simclr(CellEncoder(cfg["dim"]), crops, steps=cfg["cssl_steps"], batch=cfg["protein_batch"],
+                                        shift=1, seed=seed)
+        ssl_tiles = torch.cat(tile_tensors(train_slides, cfg, stride=cfg["tile"]))  # distinct tiles of the labelled slides
+        self.patch, _ = train_simclr(PatchEncoder(cfg["dim"]), ssl_tiles, steps=cfg["patch_steps"], batch=cfg["patch_batch"],
+                                     shift=8, seed=seed)
+        self.n_patch_pool = len(ssl_tiles)
+        self.fm = fm
+
+    def encode(self, slides, cfg) -> Encoded:
+        cells = cell_tensors(slides, cfg)
+        tiles = tile_tensors(slides, cfg)
+        return Encoded(slides, [embed(self.cell, c) for c in cells], [embed(self.cell_ssl, c) for c in cells],
+                       [embed(self.patch, t) for t in tiles], [embed(self.fm, t) for t in tiles],
+                       [_tile_positive(s, cfg) for s in slides])
+
+
+def label_regions(slides, n_lab: int, rng, classes=(sl.R_NORMAL, sl.R_LYMPHOID, sl.R_LESION)):
+    """n_lab labelled tiles per local class, drawn from the given (training) slides; -1 elsewhere."""
+    out = [np.full(len(s.region_labels), -1) for s in slides]
+    for k in classes:
+        cand = [(i, r) for i, s in enumerate(slides) for r in np.flatnonzero(s.region_labels == k)]
+        if len(cand) < 1:
+            raise ValueError(f"no training tile of local class {sl.REGION_CLASSES[k]}")
+        for j in rng.choice(len(cand), size=min(n_lab, len(cand)), replace=False):
+            i, r = cand[j]
+            out[i][r] = k
+    return out
+
+
+def bags_of(enc: Encoded, which: str, cfg, region_labels=None):
+    n_regions = (cfg["size"] // cfg["tile"]) ** 2
+    y = [s.label for s in enc.slides]
+    if which in ("cells", "cells_ssl"):
+        return make_bags(getattr(enc, which), y, [s.region for s in enc.slides], region_labels,
+                         [s.lesion for s in enc.slides], n_regions=n_regions)
+    return make_bags(getattr(enc, which), y, None, None, enc.tile_pos)
+
+
+def _fit_eval(kind, train, test, cfg, seed, **kw):
+    model = make_model(kind, cfg["dim"], (cfg["size"] // cfg["tile"]) ** 2, **kw)
+    fit_mil(model, train, epochs=cfg["epochs"], lr=cfg["lr"], batch=cfg["batch"], seed=seed)
+    score, att = predict(model, test)
+    return model, auc(test.Y.numpy(), score), att
+
+
+def run_seed(cfg, seed: int, fm) -> dict:
+    """Everything measured on one seed (see the module docstring)."""
+    rng = np.random.default_rng(seed)
+    slides = cohort(cfg, seed, cfg["n_slides"], keep_ihc=2)
+    n_tr = cfg["n_train"]
+    train_s, test_s = slides[:n_tr], slides[n_tr:]
+    encs = Encoders(cfg, train_s, seed, fm)
+    tr, te = encs.encode(train_s, cfg), encs.encode(test_s, cfg)
+    rl = label_regions(train_s, cfg["n_lab"], rng)
+    cb_tr, cb_te = bags_of(tr, "cells", cfg, rl), bags_of(te, "cells", cfg)
+    res = dict(auc={}, loc={}, n_patch_pool=encs.n_patch_pool)
+    models = {}
+    for name, kw in CELLO_VARIANTS.items():
+        models[name], res["auc"][name], att = _fit_eval("cello", cb_tr, cb_te, cfg, seed, **kw)
+        res["loc"][name] = localisation_auroc(att, cb_te)
+    _, res["auc"]["C-SSL (Cello, no protein)"], _ = _fit_eval("cello", bags_of(tr, "cells_ssl", cfg, rl),
+                                                             bags_of(te, "cells_ssl", cfg), cfg, seed)
+    _, res["auc"]["C-Gated (cells, no local)"], _ = _fit_eval("gated", cb_tr, cb_te, cfg, seed)
+    pb_tr, pb_te = bags_of(tr, "tiles", cfg), bags_of(te, "tiles", cfg)
+    for how in ("mean", "max"):
+        res["auc"][f"P-{how.capitalize()}"] = pooled_baseline(pb_tr, pb_te, how, seed)
+    for name, kind in PATCH_MODELS.items():
+        _, res["auc"][name], att = _fit_eval(kind, pb_tr, pb_te, cfg, seed)
+        if kind == "gated":
+            res["loc"][name] = localisation_auroc(att, pb_te)
+    fb_tr, fb_te = bags_of(tr, "tiles_fm", cfg), bags_of(te, "tiles_fm", cfg)
+    _, res["auc"]["P-FM"], _ = _fit_eval("gated", fb_tr, fb_te, cfg, seed)
+    res["colour_hist"] = colour_histogram_auc([s.he for s in train_s], [s.label for s in train_s],
+                                              [s.he for s in test_s], [s.label for s in test_s])
+    cello = models["Cello"]
+    # faithfulness (C7): deletion of the top-attended cells vs random and shuffled rankings
+    _, att = predict(cello, cb_te)
+    ks = cfg["del_ks"]
+    res["aopc"] = deletion_aopc(cello, cb_te, att, ks)
+    rnd = np.random.default_rng(seed + 7)
+    res["aopc_random"] = float(np.mean([deletion_aopc(cello, cb_te, rnd.random(att.shape), ks) for _ in range(3)]))
+    shuffled = np.stack([rnd.permutation(a) for a in att])
+    res["aopc_shuffled"] = deletion_aopc(cello, cb_te, shuffled, ks)
+    res["route_gap"] = {n: route_gap(models[n], cb_te) for n in ("Cello", "Cello -consistency")}
+    # permutation invariance (C2)
+    perm = torch.randperm(cb_te.X.shape[1], generator=torch.Generator().manual_seed(seed))
+    s0 = cello.predict(cb_te.X, cb_te.mask, cb_te.region, return_inst_pred=False)
+    s1 = cello.predict(cb_te.X[:, perm], cb_te.mask[:, perm], cb_te.region[:, perm], return_inst_pred=False)
+    res["perm_diff"] = float((torch.sigmoid(s0) - torch.sigmoid(s1)).abs().max())
+    # local task (C8): prototype vs linear head on the test tiles, then a new class from 5 examples
+    res.update(local_task(models["Cello"], models["Cello -prototype"], cb_tr, cb_te, train_s, test_s, cfg, rng))
+    # protein probes (C5): cell-type linear probe on frozen embeddings, protein vs SimCLR encoder
+    res["probe"] = cell_type_probe(tr, te, cfg, seed)
+    # lesion-size sweep (C4b): fresh test slides with a fixed m, same trained models and encoders
+    res["m_sweep"] = {}
+    pg = make_model("gated", cfg["dim"], 1)
+    fit_mil(pg, pb_tr, epochs=cfg["epochs"], lr=cfg["lr"], batch=cfg["batch"], seed=seed)
+    for m in cfg["m_sweep"]:
+        es = encs.encode(cohort(cfg, seed * 100 + m, cfg["sweep_slides"], m=int(m)), cfg)
+        cbt, pbt = bags_of(es, "cells", cfg), bags_of(es, "tiles", cfg)
+        res["m_sweep"][int(m)] = dict(cello=auc(cbt.Y.numpy(), predict(cello, cbt)[0]), patch=auc(pbt.Y.numpy(), predict(pg, pbt)[0]))
+    # data efficiency (C9 curve): fewer labelled slides, same encoders
+    res["curve"] = {}
+    for n in cfg["n_train_curve"]:
+        idx = list(range(min(n, len(cb_tr))))
+        rl_n = label_regions(train_s[:len(idx)], cfg["n_lab"], np.random.default_rng(seed))
+        cbn = bags_of(Encoded(tr.slides[:len(idx)], tr.cells[:len(idx)], [], [], [], []), "cells", cfg, rl_n)
+        res["curve"][int(n)] = {"Cello": _fit_eval("cello", cbn, cb_te, cfg, seed)[1],
+                                "P-FM": _fit_eval("gated", fb_tr.subset(idx), fb_te, cfg, seed)[1],
+                                "P-Gated": _fit_eval("gated", pb_tr.subset(idx), pb_te, cfg, seed)[1]}
+    res["curve"][n_tr] = {"Cello": res["auc"]["Cello"], "P-FM": res["auc"]["P-FM"], "P-Gated": res["auc"]["P-Gated"]}
+    i = int(np.flatnonzero([s.label for s in test_s])[0])   # the first positive test slide
+    res["example"] = dict(slide=test_s[i], train_slides=train_s[:2])
+    ex = test_s[i]
+    res["example"]["cell_att"] = att[i][: ex.n_cells]
+    res["example"]["patch_att"] = predict(pg, pb_te.subset([i]))[1][0]
+    res["protein_losses"] = encs.protein_losses
+    res["models"] = dict(cello=cello, patch_gated=pg, encoders=encs)
+    return res
+
+
+@torch.no_grad()
+def local_task(cello, linear, cb_tr, cb_te, train_s, test_s, cfg, rng) -> dict:
+    """Macro-F1 of the local head (prototypes vs linear) on test tiles of the 3 trained classes, and the
+    recall of a new class ('reactive') added from 5 example tiles without retraining (brief 5.4)."""
+    out_p, out_l = cello.route(cb_te.X, cb_te.mask, cb_te.region), linear.route(cb_te.X, cb_te.mask, cb_te.region)
+    lab = torch.as_tensor(np.stack([s.region_labels for s in test_s]))
+    keep = (lab != sl.R_REACTIVE) & (out_p["rmask"] > 0)
+    y = lab[keep].numpy()
+    f1_p = f1_score(y, out_p["p_r"][keep].argmax(-1).numpy(), average="macro")
+    f1_l = f1_score(y, out_l["p_r"][keep].argmax(-1).numpy(), average="macro")
+    # new class: 5 reactive tiles of the training slides -> prototypes
+    ztr = cello.route(cb_tr.X, cb_tr.mask, cb_tr.region)["z_r"]
+    lab_tr = np.stack([s.region_labels for s in train_s])
+    cand = np.argwhere(lab_tr == sl.R_REACTIVE)
+    pick = cand[rng.choice(len(cand), size=min(cfg["n_new"], len(cand)), replace=False)]
+    head = cello.head
+    before = head.protos.detach().clone(), head.active.clone()
+    k_new = head.add_class(ztr[pick[:, 0], pick[:, 1]])
+    pred = head.scores(out_p["z_r"]).argmax(-1)
+    allk = out_p["rmask"] > 0
+    y_all = lab[allk].numpy()
+    pred_all = pred[allk].numpy()
+    recall_new = float((pred_all[y_all == sl.R_REACTIVE] == k_new).mean())
+    old = y_all != sl.R_REACTIVE
+    f1_old_after = f1_score(y_all[old], np.where(pred_all[old] == k_new, -1, pred_all[old]), average="macro",
+                            labels=[0, 1, 2])
+    head.protos, head.active = torch.nn.Parameter(before[0]), before[1]   # restore the trained head
+    return dict(f1_proto=float(f1_p), f1_linear=float(f1_l), recall_new=recall_new, f1_old_after=float(f1_old_after),
+                n_reactive_test=int((y_all == sl.R_REACTIVE).sum()))
+
+
+def cell_type_probe(tr: Encoded, te: Encoded, cfg, seed) -> dict:
+    """Linear probe of the 5 cell types on frozen cell embeddings (balanced accuracy on test slides)."""
+    from sklearn.metrics import balanced_accuracy_score
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, attr in (("protein", "cells"), ("ssl", "cells_ssl")):
+        Xtr, ytr = torch.cat(getattr(tr, attr)).numpy(), np.concatenate([s.types for s in tr.slides])
+        Xte, yte = torch.cat(getattr(te, attr)).numpy(), np.concatenate([s.types for s in te.slides])
+        i = rng.choice(len(Xtr), size=min(cfg["probe_cells"], len(Xtr)), replace=False)
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000, C=1.0)).fit(Xtr[i], ytr[i])
+        out[name] = float(balanced_accuracy_score(yte, clf.predict(Xte)))
+    return out
