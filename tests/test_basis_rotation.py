@@ -129,7 +129,8 @@ def test_rotated_weights_follow_the_official_rule():
     rot = br.rotated_weights(model)
     names = {n for n, p in model.named_parameters() if id(p) in rot}
     assert names == {f"blocks.{i}.{m}" for i in range(2) for m in
-                     ("attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight", "mlp.c_proj.weight")}
+                     ("attn.c_q.weight", "attn.c_k.weight", "attn.c_v.weight", "attn.c_proj.weight",
+                      "mlp.c_fc.weight", "mlp.c_proj.weight")}
 
 
 def test_l11_ratio_and_rotation():

@@ -19,15 +19,15 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
-from .experiments import (Task, delay_sweep, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
+from .experiments import (Task, alignment_sweep, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
                           slowdown_sweep, slowdown_table, trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
-from .pipeline import AsyncPipeline, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
+from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
 from .presets import PRESETS
-from .toys import TOY_METHODS, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
+from .toys import TOY_METHODS, kronecker_regression, update_alignment, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
 
 __all__ = [
     "AsyncPipeline", "BASELINES", "BasisRotationAdam", "CharCorpus", "DeepMLP", "METHODS", "MultiOptimizer",
@@ -36,5 +36,6 @@ __all__ = [
     "iterations_to_target", "l11_ratio", "make_stage_optimizer", "mean_curve", "mlp_task", "pipedream_lr_factor",
     "random_rotation", "rotate_hessian", "rotated_weights", "rotation2d", "run_quadratic", "slowdown_sweep",
     "slowdown_table", "split_stages", "stage_delays", "stdlib_corpus", "steady_state_loss", "train_pipeline",
-    "trajectories_2d", "warmup_cosine",
+    "trajectories_2d", "warmup_cosine", "alignment_sweep", "levels_2d", "r_2d", "seed_iterations",
+    "slowdown_vs_target", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
 ]

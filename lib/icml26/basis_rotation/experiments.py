@@ -6,6 +6,9 @@
 * :func:`slowdown_sweep`     iterations to a target vs P for each method (deep MLP, tiny GPT)
 * :func:`slowdown_table`     iterations / slowdowns with censoring
 * :func:`hessian_diagnostic` r(H) of one block's exact Hessian before / after rotation (C7)
+* :func:`levels_2d`          2-D steady-state levels over seeds (the intuition figure's claim)
+* :func:`alignment_sweep`    cos(delayed update, fresh update) vs rotation angle / r(H) (the mechanism)
+* :func:`seed_iterations`, :func:`slowdown_vs_target`  per-seed iterations and slowdowns
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hess
 from .models import DeepMLP, TinyGPT
 from .optim import BasisRotationAdam
 from .pipeline import TrainRun, iterations_to_target, train_pipeline
-from .toys import random_rotation, rotation2d, run_quadratic, steady_state_loss
+from .toys import random_rotation, rotation2d, run_quadratic, steady_state_loss, update_alignment
 
 
 # ---------------------------------------------------------------------- toys
@@ -70,6 +73,48 @@ def trajectories_2d(theta: float, tau: int, steps: int, lam=(1.0, 0.05), w0=(1.0
     kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, seed=seed, shampoo_beta=shampoo_beta)
     return {"Adam": run_quadratic(lam, Q, start, method="adam", **kw),
             "Basis rotation": run_quadratic(lam, Q, start, method="br", **kw), "Q": Q, "lam": np.asarray(lam)}
+
+
+def levels_2d(tau: int, steps: int, seeds: Sequence[int], last: int = 50, **kw) -> dict[str, np.ndarray]:
+    """Mean loss of the last ``last`` steps of the 2-D problem, per seed: Adam aligned (theta = 0),
+    Adam rotated 45 degrees, basis rotation rotated 45 degrees."""
+    out = {"Adam, aligned": [], "Adam, rotated": [], "BR, rotated": []}
+    for s in seeds:
+        a = trajectories_2d(0.0, tau, steps, seed=s, **kw)
+        r = trajectories_2d(np.pi / 4, tau, steps, seed=s, **kw)
+        out["Adam, aligned"].append(float(a["Adam"].loss[-last:].mean()))
+        out["Adam, rotated"].append(float(r["Adam"].loss[-last:].mean()))
+        out["BR, rotated"].append(float(r["Basis rotation"].loss[-last:].mean()))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def r_2d(theta: float, lam=(1.0, 0.05)) -> float:
+    """r(H) = ||H||_{1,1} / tr H of the 2-D Hessian rotated by ``theta``: 1 + |l1 - l2||sin 2theta| / (l1 + l2)."""
+    l1, l2 = lam
+    return 1.0 + abs(l1 - l2) * abs(np.sin(2 * theta)) / (l1 + l2)
+
+
+def alignment_sweep(angles_deg: Sequence[float], tau: int, steps: int, seeds: Sequence[int], lam=(1.0, 0.05),
+                    lr: float = 0.05, sigma: float = 0.02, shampoo_beta: float = 0.95,
+                    betas: tuple[float, float] = (0.0, 0.999), progress: Callable | None = None) -> dict:
+    """Mean cos(delayed update, fresh update) of Adam and basis rotation on the 2-D quadratic as its
+    Hessian is rotated by each angle (:func:`~icml26.basis_rotation.toys.update_alignment`).
+
+    ``beta1 = 0`` by default: the theory's setting (asynchronous Adam with beta1 = 0, RMSProp-like), where
+    an update is the preconditioned gradient itself; with beta1 = 0.9 the momentum dominates both updates
+    and their cosine is ~0.98-0.99 whatever the angle (a pilot run), so it cannot show the mechanism.
+    Returns ``{"angles", "r": r(H) per angle, "cos": {"Adam"|"Basis rotation": (n_angles, n_seeds)}}``.
+    """
+    cos = {"Adam": np.zeros((len(angles_deg), len(seeds))), "Basis rotation": np.zeros((len(angles_deg), len(seeds)))}
+    jobs = [(i, j) for i in range(len(angles_deg)) for j in range(len(seeds))]
+    for i, j in (progress(jobs, desc="alignment sweep") if progress else jobs):
+        th = np.radians(angles_deg[i])
+        Q = rotation2d(th)
+        w0 = Q @ np.ones(2)
+        for name, meth in (("Adam", "adam"), ("Basis rotation", "br")):
+            cos[name][i, j] = update_alignment(lam, Q, w0, method=meth, tau=tau, steps=steps, lr=lr, sigma=sigma,
+                                               shampoo_beta=shampoo_beta, betas=betas, seed=seeds[j])
+    return {"angles": list(angles_deg), "r": np.array([r_2d(np.radians(a), lam) for a in angles_deg]), "cos": cos}
 
 
 # ---------------------------------------------------------------------- pipeline tasks
@@ -142,6 +187,8 @@ def slowdown_table(runs: dict, methods: Sequence[str], Ps: Sequence[int], target
     A run that never reaches the target is *censored*: its count is reported as the lower bound
     ``steps`` (and its slowdown as the lower bound ``steps / iters(P = 1)``), flagged in ``censored``.
     """
+    if Ps[0] != 1:
+        raise ValueError(f"slowdowns are relative to P = 1: Ps must start with 1, got {tuple(Ps)}")
     iters, cens, slow = {}, {}, {}
     for m in methods:
         for P in Ps:
@@ -151,6 +198,32 @@ def slowdown_table(runs: dict, methods: Sequence[str], Ps: Sequence[int], target
         for P in Ps:
             slow[(m, P)] = iters[(m, P)] / iters[(m, Ps[0])] if not cens[(m, Ps[0])] else float("nan")
     return {"target": target, "iters": iters, "censored": cens, "slowdown": slow}
+
+
+def seed_iterations(runs: dict, method: str, P: int, target: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-seed iterations to ``target`` (censored runs count ``steps``, a lower bound) and censoring flags,
+    in seed order."""
+    sel = sorted(((s, r) for (m, p, s), r in runs.items() if m == method and p == P), key=lambda x: x[0])
+    if not sel:
+        raise KeyError(f"no run for {method!r} at P = {P}")
+    its = [iterations_to_target(r, target) for _, r in sel]
+    return np.array([steps if i is None else i for i in its], dtype=float), np.array([i is None for i in its])
+
+
+def slowdown_vs_target(runs: dict, methods: Sequence[str], P: int, targets: Sequence[float], steps: int) -> dict:
+    """Per-seed slowdown iterations(P) / iterations(1) of each method at each target level.
+
+    ``{"slowdown": {(method, target): array per seed}, "censored": {(method, target): any run censored}}``;
+    a slowdown whose P = 1 run is censored is NaN.
+    """
+    slow, cens = {}, {}
+    for m in methods:
+        for tg in targets:
+            i1, c1 = seed_iterations(runs, m, 1, tg, steps)
+            iP, cP = seed_iterations(runs, m, P, tg, steps)
+            slow[(m, tg)] = np.where(c1, np.nan, iP / i1)
+            cens[(m, tg)] = bool(cP.any() or c1.any())
+    return {"slowdown": slow, "censored": cens, "targets": list(targets)}
 
 
 # ---------------------------------------------------------------------- Hessian diagnostic
@@ -175,11 +248,10 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
     x_all, y_all = data.x_train[: cfg["n_hessian"]].double(), data.y_train[: cfg["n_hessian"]].double()
     model.double()
 
+    name = f"blocks.{cfg['block']}.mlp.weight"
+
     def loss_of(w):
-        h = torch.tanh(model.inp(x_all))
-        for b in model.blocks:
-            h = torch.tanh(torch.nn.functional.linear(h, w, b.mlp.bias)) if b.mlp is block else b(h)
-        return F.mse_loss(model.head(h), y_all)
+        return F.mse_loss(torch.func.functional_call(model, {name: w}, (x_all,)), y_all)
 
     H = weight_hessian(loss_of, W.detach().double())
     U, V = rot.bases(W)

@@ -4,7 +4,11 @@ Both expose ``pipeline_parts() -> (first, blocks, last)``: modules that always s
 stage (embeddings), the blocks split evenly over the stages, and modules on the last stage
 (final norm, head). Linear weights that the method rotates live in modules named ``mlp`` / ``attn``
 (the official selection rule, :data:`icml26.basis_rotation.optim.ROTATED_MODULE_KEYS`).
-The GPT mirrors the official ``models/gptn`` block: pre-LN, causal self-attention, ReLU FFN (4x).
+The GPT follows the official ``models/gptn`` block: pre-LN, causal self-attention with separate
+``c_q / c_k / c_v`` projections without bias (so basis rotation keeps one d x d left basis per
+projection, as officially), ReLU FFN (4x), a biased ``lm_head`` and plain ``N(0, 0.02)`` initialisation
+of every matrix. Remaining differences (stated in the chapter): character vocabulary, learned
+positions of length ``ctx``, and the attention output projection ``c_proj`` keeps its bias.
 """
 from __future__ import annotations
 
@@ -51,12 +55,14 @@ class CausalSelfAttention(nn.Module):
         if d % n_head:
             raise ValueError(f"d_model {d} is not divisible by n_head {n_head}")
         self.n_head = n_head
-        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_q = nn.Linear(d, d, bias=False)
+        self.c_k = nn.Linear(d, d, bias=False)
+        self.c_v = nn.Linear(d, d, bias=False)
         self.c_proj = nn.Linear(d, d)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = self.c_q(x), self.c_k(x), self.c_v(x)
         q, k, v = (z.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for z in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.c_proj(y.transpose(1, 2).reshape(B, T, C))
@@ -102,7 +108,7 @@ class Head(nn.Module):
     def __init__(self, d: int, vocab: int):
         super().__init__()
         self.ln_f = nn.LayerNorm(d)
-        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head = nn.Linear(d, vocab)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.lm_head(self.ln_f(x))
@@ -117,10 +123,9 @@ class TinyGPT(nn.Module):
         self.embed = Embed(vocab, d_model, ctx)
         self.blocks = nn.ModuleList(GPTBlock(d_model, n_head) for _ in range(n_layer))
         self.head = Head(d_model, vocab)
-        for name, p in self.named_parameters():  # nanoGPT initialisation
+        for name, p in self.named_parameters():  # the official initialisation: plain N(0, 0.02)
             if p.dim() == 2:
-                std = 0.02 / (2 * n_layer) ** 0.5 if name.endswith("c_proj.weight") else 0.02
-                nn.init.normal_(p, 0.0, std)
+                nn.init.normal_(p, 0.0, 0.02)
             elif name.endswith("bias"):
                 nn.init.zeros_(p)
 

@@ -25,6 +25,13 @@ from torch import nn
 from .optim import METHODS, make_stage_optimizer, pipedream_lr_factor, rotated_weights, warmup_cosine
 
 
+T_CORR_FRACTION = 7 / 250
+"""PipeDream-LR correction window as a fraction of the run: the official ``lr_correction_epoch = 7``
+of the README's 250 epochs (2.8 %)."""
+WARMUP_FRACTION = 3 / 250
+"""Linear warm-up as a fraction of the run: the official 3 of 250 epochs (1.2 %)."""
+
+
 def stage_delays(P: int) -> list[int]:
     """Delay of each stage, ``tau_s = P - 1 - s`` (first stage stalest)."""
     if isinstance(P, bool) or not isinstance(P, (int, np.integer)) or P < 1:
@@ -129,13 +136,20 @@ class TrainRun:
 def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, loss_fn: Callable,
                    eval_fn: Callable[[nn.Module], float], *, steps: int, lr: float, eval_every: int,
                    warmup: int = 0, min_lr_ratio: float = 0.1, t_corr: int | None = None, clip: float | None = 1.0,
-                   betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01, freq: int = 10,
+                   betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01,
+                   freq: int | Sequence[int] = 10,
                    shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None) -> TrainRun:
     """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
 
     ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
     the warm-up + cosine schedule, the PipeDream-LR correction for ``method == "PipeDream-LR"``
-    (``t_corr`` steps, default 0.3 * steps), and gradient clipping per stage and parameter group.
+    (``t_corr`` steps; default :data:`T_CORR_FRACTION` of the run, the official 7 of 250 epochs), and
+    gradient clipping per stage and parameter group. ``freq`` is the basis-refresh period, one value or
+    one per stage (the stage-aware allocation, :func:`stage_aware_freqs`).
+
+    A run whose loss becomes non-finite stops there and is recorded as *diverged*
+    (``extra["diverged_at"]``; its remaining eval losses are ``inf``, so it never reaches a target and
+    counts as censored) instead of raising.
     """
     import time
 
@@ -146,16 +160,24 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     t0 = time.perf_counter()
     pipe = AsyncPipeline(model, split_stages(model, P))
     rotated = rotated_weights(model)
-    opts = [make_stage_optimizer(method, ps, rotated, lr=lr, betas=betas, weight_decay=weight_decay, freq=freq,
-                                 shampoo_beta=shampoo_beta) for ps in pipe.stage_params]
-    t_corr = int(0.3 * steps) if t_corr is None else t_corr
+    freqs = [int(freq)] * P if isinstance(freq, (int, np.integer)) else [int(f) for f in freq]
+    if len(freqs) != P or min(freqs) < 1:
+        raise ValueError(f"freq must be an integer >= 1 or one such value per stage ({P}), got {freq!r}")
+    opts = [make_stage_optimizer(method, ps, rotated, lr=lr, betas=betas, weight_decay=weight_decay, freq=f,
+                                 shampoo_beta=shampoo_beta) for ps, f in zip(pipe.stage_params, freqs)]
+    t_corr = max(1, round(T_CORR_FRACTION * steps)) if t_corr is None else t_corr
+    extra: dict = {}
     lr_corr = METHODS[method].get("lr_correction", False)
     train, ev_steps, ev = [], [], []
     for t in range(steps):
         batch = next(batches)
         loss = pipe.forward_backward(lambda: loss_fn(model, batch))
         if not torch.isfinite(loss):
-            raise FloatingPointError(f"{method} at P = {P} diverged at step {t} (loss {float(loss)})")
+            extra["diverged_at"] = t
+            ev_steps += list(range((t // eval_every + 1) * eval_every, steps + 1, eval_every))
+            ev += [float("inf")] * (len(ev_steps) - len(ev))
+            train += [float("inf")] * (steps - len(train))
+            break
         sched = warmup_cosine(t, steps, warmup, min_lr_ratio)
         for opt, tau in zip(opts, pipe.delays):
             factor = sched * (pipedream_lr_factor(t, tau, t_corr) if lr_corr else 1.0)
@@ -172,7 +194,17 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
         if on_step is not None:
             on_step()
     return TrainRun(method, int(P), seed, np.array(train), np.array(ev_steps), np.array(ev),
-                    time.perf_counter() - t0)
+                    time.perf_counter() - t0, extra)
+
+
+def stage_aware_freqs(P: int, base: int) -> list[int]:
+    """Stage-aware refresh periods (paper, "stage-aware allocation"): the same total refresh budget as
+    a uniform period ``base``, with refresh *rates* proportional to ``tau_s + 1`` (staler stages refresh
+    more often). Rates ``r_s = (tau_s + 1) / mean(tau + 1) / base``; periods ``round(1 / r_s)``."""
+    if base < 1:
+        raise ValueError("base refresh period must be >= 1")
+    w = np.array(stage_delays(P), dtype=float) + 1.0
+    return [max(1, int(round(base * w.mean() / x))) for x in w]
 
 
 def iterations_to_target(run: TrainRun, target: float) -> int | None:

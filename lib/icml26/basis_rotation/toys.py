@@ -99,3 +99,97 @@ def steady_state_loss(run: QuadraticRun, last: int) -> float:
     if not 1 <= last <= run.loss.size:
         raise ValueError("last must be in [1, len(loss)]")
     return float(run.loss[-last:].mean())
+
+
+def update_alignment(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float = 1e-2,
+                     betas: tuple[float, float] = (0.9, 0.999), sigma: float = 0.05, freq: int = 10,
+                     shampoo_beta: float | None = None, seed: int = 0, burn_in: float = 0.2) -> float:
+    """The paper's mechanism ("delayed updates diverge from their true counterparts"), measured.
+
+    Runs :func:`run_quadratic`'s delayed optimizer and, at every step, also computes the update the
+    *same optimizer state* would have made from the fresh gradient at the current iterate (same noise
+    draw ``xi_t``), then restores the state. Returns the mean cosine between the applied (delayed) and
+    the fresh update over the steps after the first ``burn_in`` fraction.
+    """
+    import copy
+
+    if method not in ("adam", "br"):
+        raise ValueError(f"method must be 'adam' or 'br', got {method!r}")
+    if tau < 0 or steps < 2 or not 0 <= burn_in < 1:
+        raise ValueError("tau must be >= 0, steps >= 2 and burn_in in [0, 1)")
+    lam = np.asarray(lam, dtype=float)
+    Q = np.asarray(Q, dtype=float)
+    d = lam.size
+    if Q.shape != (d, d) or np.asarray(w0).shape != (d,) or np.any(lam <= 0):
+        raise ValueError(f"shapes: lam ({d},) positive, Q ({d}, {d}), w0 ({d},) expected")
+    xi = np.random.default_rng(seed).standard_normal((steps, d))
+    Qt, lam_t = torch.tensor(Q), torch.tensor(lam)
+    noise = torch.tensor(sigma * np.sqrt(lam) * xi)
+    w = torch.nn.Parameter(torch.tensor(np.asarray(w0, dtype=float)).reshape(d, 1))
+    opt = BasisRotationAdam([w], lr=lr, betas=betas, weight_decay=0.0, freq=freq, shampoo_beta=shampoo_beta)
+    if method == "adam":
+        opt.fix_basis(w)
+    hist = deque([w.detach().clone()] * (tau + 1), maxlen=tau + 1)
+
+    def grad_at(x, t):
+        return (Qt @ (lam_t * (Qt.T @ x.ravel()) + noise[t])).reshape(d, 1)
+
+    cos = []
+    for t in range(steps):
+        before = w.detach().clone()
+        saved = {k: copy.deepcopy(v) for k, v in opt.state.items()}
+        w.grad = grad_at(before, t)
+        opt.step()
+        fresh = (w.detach() - before).ravel()
+        with torch.no_grad():
+            w.copy_(before)
+        for k, v in saved.items():
+            opt.state[k] = v
+        w.grad = grad_at(hist[0], t)
+        opt.step()
+        delayed = (w.detach() - before).ravel()
+        hist.append(w.detach().clone())
+        den = float(fresh.norm() * delayed.norm())
+        cos.append(float(fresh @ delayed) / den if den > 0 else 1.0)
+    return float(np.mean(cos[int(burn_in * steps):]))
+
+
+def kronecker_regression(*, method: str, tau: int, steps: int, seed: int = 0, m: int = 16, n: int = 32,
+                         cond_a: float = 100.0, cond_x: float = 10.0, lr: float = 1e-2, sigma: float = 0.05,
+                         freq: int = 10, shampoo_beta: float = 0.95, last: int = 200) -> float:
+    """The brief's Kronecker toy: matrix regression ``W in R^{m x n}`` with loss
+    ``1/2 tr((W - W*)^T A (W - W*) S_x)`` (Hessian ``S_x (x) A``), ``A`` and ``S_x`` both randomly rotated.
+
+    Stochastic gradient ``G = A (W - W*) S_x + sigma A^{1/2} Xi S_x^{1/2}`` (so ``E[G G^T] ~ A`` and
+    ``E[G^T G] ~ S_x`` near the optimum, Fisher ~ Hessian), delayed by ``tau`` steps. ``method``:
+    ``"adam"`` (identity basis), ``"uni"`` (one-sided rotation, the smaller side: left), ``"bi"`` (both).
+    Returns the excess risk averaged over the last ``last`` steps.
+    """
+    if method not in ("adam", "uni", "bi"):
+        raise ValueError(f"method must be 'adam', 'uni' or 'bi', got {method!r}")
+    if tau < 0 or steps < 1 or not 1 <= last <= steps or m > n:
+        raise ValueError("need tau >= 0, 1 <= last <= steps and m <= n (the left side is the smaller one)")
+    rng = np.random.default_rng(seed)
+    Qa, Qx = random_rotation(m, 2 * seed + 1), random_rotation(n, 2 * seed + 2)
+    la, lx = np.logspace(0, -np.log10(cond_a), m), np.logspace(0, -np.log10(cond_x), n)
+    A = torch.tensor(Qa @ np.diag(la) @ Qa.T)
+    Sx = torch.tensor(Qx @ np.diag(lx) @ Qx.T)
+    A_h = torch.tensor(Qa @ np.diag(np.sqrt(la)) @ Qa.T)
+    Sx_h = torch.tensor(Qx @ np.diag(np.sqrt(lx)) @ Qx.T)
+    W_star = torch.tensor(rng.standard_normal((m, n)))
+    xi = torch.tensor(rng.standard_normal((steps, m, n)))
+    W = torch.nn.Parameter(torch.zeros(m, n, dtype=torch.float64))
+    opt = BasisRotationAdam([W], lr=lr, weight_decay=0.0, freq=freq, shampoo_beta=shampoo_beta,
+                            geometry="uni" if method == "uni" else "bi")
+    if method == "adam":
+        opt.fix_basis(W)
+    hist = deque([W.detach().clone()] * (tau + 1), maxlen=tau + 1)
+    risks = []
+    for t in range(steps):
+        D = hist[0] - W_star
+        W.grad = A @ D @ Sx + sigma * A_h @ xi[t] @ Sx_h
+        opt.step()
+        hist.append(W.detach().clone())
+        E = W.detach() - W_star
+        risks.append(0.5 * float(torch.trace(E.T @ A @ E @ Sx)))
+    return float(np.mean(risks[-last:]))

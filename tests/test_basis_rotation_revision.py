@@ -1,0 +1,126 @@
+"""Tests of the basis-rotation revision (issue 26): official deviations fixed, divergence as censoring,
+stage-aware refresh, the delayed-vs-fresh alignment measurement, per-seed slowdown helpers."""
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from icml26 import basis_rotation as br
+
+torch.set_num_threads(1)
+
+
+def test_gpt_matches_the_official_block_layout():
+    m = br.TinyGPT(128, 16, 2, 2, 8)
+    attn = m.blocks[0].attn
+    for name in ("c_q", "c_k", "c_v"):
+        lin = getattr(attn, name)
+        assert lin.weight.shape == (16, 16) and lin.bias is None
+    assert m.head.lm_head.bias is not None
+    stds = [float(p.detach().std()) for n, p in m.named_parameters() if n.endswith("c_proj.weight")]
+    assert all(0.012 < s < 0.03 for s in stds)  # plain N(0, 0.02), no 1/sqrt(2L) scaling
+
+
+def test_official_fractions_of_the_run():
+    assert br.T_CORR_FRACTION == pytest.approx(0.028)
+    assert br.WARMUP_FRACTION == pytest.approx(0.012)
+
+
+def test_stage_aware_freqs_keep_the_refresh_budget_and_favour_stale_stages():
+    f = br.stage_aware_freqs(8, 10)
+    assert len(f) == 8 and f == sorted(f)               # first (stalest) stage refreshes most often
+    assert sum(1 / x for x in f) == pytest.approx(8 / 10, rel=0.02)
+    assert br.stage_aware_freqs(1, 10) == [10]
+    with pytest.raises(ValueError):
+        br.stage_aware_freqs(4, 0)
+
+
+def test_per_stage_freq_is_validated():
+    data = br.TeacherRegression(d_in=4, d_out=2, n_train=64, cond=3.0, seed=0)
+    model = br.DeepMLP(4, 8, 2, 2)
+    with pytest.raises(ValueError, match="freq"):
+        br.train_pipeline(model, "BR (2nd, bi)", 2, data.batches(8, 0), lambda m, b: F.mse_loss(m(b[0]), b[1]),
+                          data.eval_loss, steps=2, lr=1e-3, eval_every=1, freq=[10])
+
+
+def test_divergence_is_recorded_as_censored_not_raised():
+    data = br.TeacherRegression(d_in=4, d_out=2, n_train=64, cond=3.0, seed=0)
+    torch.manual_seed(0)
+    model = br.DeepMLP(4, 8, 2, 2)
+    calls = {"n": 0}
+
+    def loss_fn(m, b):
+        calls["n"] += 1
+        loss = F.mse_loss(m(b[0]), b[1])
+        return loss * float("nan") if calls["n"] > 5 else loss
+
+    run = br.train_pipeline(model, "AdamW", 2, data.batches(8, 0), loss_fn, data.eval_loss, steps=20, lr=1e-3,
+                            eval_every=2)
+    assert run.extra["diverged_at"] == 5
+    assert len(run.train_loss) == 20 and np.isinf(run.train_loss[-1])
+    assert list(run.eval_steps) == [1] + list(range(2, 21, 2))
+    assert br.iterations_to_target(run, 1e-12) is None
+
+
+def test_slowdown_table_requires_P1_first():
+    with pytest.raises(ValueError, match="P = 1"):
+        br.slowdown_table({}, ["AdamW"], (4, 8), 1.0, 10)
+
+
+def test_seed_iterations_and_slowdown_vs_target():
+    mk = lambda m, P, s, ev: br.TrainRun(m, P, s, np.zeros(3), np.array([10, 20, 30]), np.array(ev))
+    runs = {("A", 1, 0): mk("A", 1, 0, [2.0, 1.0, 0.5]), ("A", 8, 0): mk("A", 8, 0, [2.0, 1.5, 1.0]),
+            ("A", 1, 1): mk("A", 1, 1, [1.0, 0.5, 0.4]), ("A", 8, 1): mk("A", 8, 1, [2.0, 2.0, 2.0])}
+    its, cens = br.seed_iterations(runs, "A", 8, 1.0, 30)
+    assert list(its) == [30, 30] and list(cens) == [False, True]
+    svt = br.slowdown_vs_target(runs, ["A"], 8, [1.0], 30)
+    assert np.allclose(svt["slowdown"][("A", 1.0)], [30 / 20, 30 / 10]) and svt["censored"][("A", 1.0)]
+
+
+def test_update_alignment_is_one_without_delay_and_equivariant_for_br():
+    lam = (1.0, 0.05)
+    Q = br.rotation2d(0.3)
+    # no delay: the delayed update *is* the fresh one
+    assert br.update_alignment(lam, Q, Q @ np.ones(2), method="adam", tau=0, steps=30) == pytest.approx(1.0)
+    # basis rotation estimates its basis from the gradients: the measurement does not depend on the angle
+    a = br.update_alignment(lam, br.rotation2d(0.0), np.ones(2), method="br", tau=3, steps=60, betas=(0.0, 0.999),
+                            shampoo_beta=0.95)
+    b = br.update_alignment(lam, br.rotation2d(0.7), br.rotation2d(0.7) @ np.ones(2), method="br", tau=3, steps=60,
+                            betas=(0.0, 0.999), shampoo_beta=0.95)
+    assert a == pytest.approx(b, abs=1e-8)
+    with pytest.raises(ValueError):
+        br.update_alignment(lam, Q, np.ones(2), method="exact", tau=1, steps=10)
+
+
+def test_r_2d_matches_l11_ratio():
+    for th in (0.0, 0.2, math.pi / 4):
+        Q = br.rotation2d(th)
+        H = Q @ np.diag([1.0, 0.05]) @ Q.T
+        assert br.r_2d(th) == pytest.approx(br.l11_ratio(torch.tensor(H)))
+
+
+def test_uni_refreshes_every_step_on_square_weights():
+    """The official quirk kept on purpose: `uni` with rows >= cols has no left basis, so it refreshes each step."""
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(4, 4))
+    opt = br.BasisRotationAdam([w], lr=1e-3, geometry="uni", freq=1000)
+    g = torch.Generator().manual_seed(1)
+    bases = []
+    for _ in range(3):
+        w.grad = torch.randn(4, 4, generator=g)
+        opt.step()
+        bases.append([None if b is None else b.clone() for b in opt.bases(w)])
+    side = 1 if bases[0][0] is None else 0
+    assert not torch.allclose(bases[1][side], bases[2][side])
+
+
+def test_kronecker_regression_validates_and_is_deterministic():
+    a = br.kronecker_regression(method="bi", tau=2, steps=30, seed=1, m=4, n=6, last=10)
+    b = br.kronecker_regression(method="bi", tau=2, steps=30, seed=1, m=4, n=6, last=10)
+    assert a == b and a > 0
+    with pytest.raises(ValueError):
+        br.kronecker_regression(method="none", tau=0, steps=10)
+    with pytest.raises(ValueError):
+        br.kronecker_regression(method="adam", tau=0, steps=10, m=8, n=4, last=5)
