@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from icml26.lion import (
-    Lion, LionVR, PeriodicObjective, Signum, aggregate, fit_loglog_slope, majority_vote, pack_signs,
-    paper_betas_to_std, payload_bits, simulate, std_betas_to_paper, theorem_schedule, train_digits,
-    unbiased_sign, unpack_signs, DigitsData, PRESETS,
+    BETA1_BANDS, Lion, LionVR, PeriodicObjective, RandomStream, Signum, Variant, aggregate, experiments,
+    fit_loglog_slope, majority_vote, pack_signs, paper_betas_to_std, payload_bits, simulate, simulate_variants,
+    std_betas_to_paper, theorem_schedule, theorem_weight_decay, train_digits, unbiased_sign, unpack_signs,
+    DigitsData, PRESETS,
 )
 
 
@@ -248,6 +249,33 @@ def test_theorem_schedules_exponents():
         theorem_schedule("adam", 100, 4)
 
 
+def test_beta1_rule_weight_decay_and_domains():
+    s = theorem_schedule("lion", 10_000, 64, c_beta=1.0)          # default: beta1 = sqrt(beta2), Lion's ratio
+    assert (s.beta2, s.beta1) == pytest.approx((0.01, 0.1))
+    assert paper_betas_to_std(s.beta1, s.beta2) == pytest.approx((0.9, 0.99))
+    assert theorem_schedule("lion", 400, 16, beta1_power=1.0).beta1 == theorem_schedule("lion", 400, 16, beta1_power=1.0).beta2
+    sq = theorem_schedule("lion", 400, 16, beta1_power=2.0)
+    assert sq.beta1 == pytest.approx(sq.beta2 ** 2)
+    with pytest.raises(ValueError, match="band"):
+        theorem_schedule("lion_vr", 400, 16, beta1_power=2.0)     # Thm 2's band is [beta2, sqrt(beta2)]
+    assert theorem_schedule("lion_vr", 400, 16, beta1_power=2.0, strict=False).beta1 > 0
+    assert BETA1_BANDS["lion"] == (0.5, 2.0)
+    with pytest.raises(ValueError, match="T >= n"):
+        theorem_schedule("dist", 8, 16, n=16)
+    with pytest.raises(ValueError, match="n\\^2"):
+        theorem_schedule("dist_vr", 100, 16, n=16)
+    with pytest.raises(ValueError, match="> 1"):
+        theorem_schedule("lion", 4, 16, c_beta=4.0)
+    s = theorem_schedule("lion", 1000, 64, c_eta=0.5, weight_decay="theorem")
+    assert s.weight_decay == pytest.approx(1 / (2 * s.eta * 1000))
+    u = theorem_schedule("uu_vr", 1000, 64, weight_decay="theorem", G=1.2)
+    assert u.weight_decay == pytest.approx(min(1 / (1000 * math.sqrt(u.eta * 1.2)), 1 / (2 * u.eta * 1000)))
+    assert u.weight_decay == pytest.approx(theorem_weight_decay("uu_vr", u.eta, 1000, G=1.2))
+    assert theorem_schedule("mv", 100, 64, 9, eta=0.3).eta == 0.3
+    with pytest.raises(ValueError):
+        theorem_schedule("lion", 100, 64, weight_decay="huge")
+
+
 def test_simulator_is_deterministic_and_seed_dependent():
     obj = PeriodicObjective.make(8, 3, sigma=1.0, seed=1)
     a = simulate("uu_vr", obj, [50, 100], 2, seed=4, x0=1.0)
@@ -266,11 +294,13 @@ def test_simulator_rows_are_independent_runs():
     assert both.l1[0, 0] == pytest.approx(alone.l1[0, 0], rel=1e-12)
 
 
-def test_simulator_vr_beats_plain_lion_rate():
+def test_simulator_sign_storm_beats_signum_rate():
+    """beta1 = beta2 (Signum vs sign-STORM), stationary start: the VR slope is steeper (the setting of the
+    chapter's first version; at beta1 = sqrt(beta2) the gain vanishes in this regime, see the chapter)."""
     obj = PeriodicObjective.make(16, 1, sigma=1.0)
     H = [128, 256, 512, 1024]
-    lion = simulate("lion", obj, H, 8, x0=0.0, c_eta=0.5)
-    vr = simulate("lion_vr", obj, H, 8, x0=0.0, c_eta=0.5)
+    lion = simulate("lion", obj, H, 8, x0=0.0, c_eta=0.5, beta1_power=1.0)
+    vr = simulate("lion_vr", obj, H, 8, x0=0.0, c_eta=0.5, beta1_power=1.0)
     assert lion.slope() < -0.15 and vr.slope() < lion.slope()
 
 
@@ -302,6 +332,7 @@ def test_digits_training_is_deterministic_and_learns():
         assert r1.test_accuracy == r2.test_accuracy
         assert r1.train_loss[-1] < r1.train_loss[0] - 0.2 and r1.final_accuracy > r1.test_accuracy[0] + 0.1
     assert r1.bits_per_worker[-1] == 40 * 2 * 4810  # 1 bit per coordinate each way, 4810 parameters
+    assert r1.samples[-1] == 3 * 32 * 41                # 3 workers x 32 samples: m_0's batch, then one per step
     with pytest.raises(ValueError):
         train_digits("rmsprop", data, 5)
 
@@ -310,3 +341,178 @@ def test_presets_define_every_scale():
     assert set(PRESETS) == {"smoke", "book", "full"}
     for p in PRESETS.values():
         assert all(T >= 1 for T in p["horizons"]) and all(n % 2 == 1 for n in p["n_mv"])
+
+
+# --------------------------------------------------------------------------- review fixes: finite check, LionVR state
+
+def test_finite_check_accepts_large_fp16_gradients_and_refuses_nan():
+    """200k fp16 halves sum to inf in fp16: the finite check must not call that a NaN/inf gradient."""
+    p = torch.nn.Parameter(torch.zeros(200_000, dtype=torch.float16))
+    opt = Lion([p], lr=1e-3)
+    p.grad = torch.full((200_000,), 0.5, dtype=torch.float16)
+    opt.step()
+    assert torch.all(p.detach() == torch.tensor(-1e-3, dtype=torch.float16))
+    q = torch.nn.Parameter(torch.zeros(4, dtype=torch.float32))     # a sum that overflows on finite values
+    opt_q = Lion([q], lr=0.1)
+    q.grad = torch.full((4,), 3e38)
+    opt_q.step()
+    p.grad = torch.full((200_000,), 0.5, dtype=torch.float16)
+    p.grad[7] = float("nan")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        opt.step()
+    s = torch.nn.Parameter(torch.zeros(3))
+    s.grad = torch.tensor([1.0, float("inf"), 0.0])
+    with pytest.raises(ValueError):
+        Signum([s], lr=0.1).step()
+    Signum([s], lr=0.1, check_finite=False).step()                 # the switch exists and skips the check
+
+
+def _vr_closure(opt, model, X, y):
+    def closure():
+        opt.zero_grad()
+        loss = ((model(X) - y) ** 2).mean()
+        loss.backward()
+        return loss
+    return closure
+
+
+def _vr_run(steps, resume_at=None, seed=0):
+    torch.manual_seed(seed)
+    model = torch.nn.Linear(5, 2).double()
+    g = torch.Generator().manual_seed(1)
+    data = [(torch.randn(8, 5, generator=g, dtype=torch.float64), torch.randn(8, 2, generator=g, dtype=torch.float64))
+            for _ in range(steps)]
+    opt = LionVR(model.parameters(), lr=0.01, betas=(0.9, 0.8), weight_decay=0.1)
+    for t, (X, y) in enumerate(data):
+        if resume_at is not None and t == resume_at:        # checkpoint, rebuild, restore
+            state = {k: v.clone() for k, v in model.state_dict().items()}
+            opt_state = opt.state_dict()
+            model = torch.nn.Linear(5, 2).double()
+            model.load_state_dict(state)
+            opt = LionVR(model.parameters(), lr=0.01, betas=(0.9, 0.8), weight_decay=0.1)
+            opt.load_state_dict(opt_state)
+        opt.step(_vr_closure(opt, model, X, y))
+    return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_lion_vr_resumes_exactly_from_state_dict():
+    assert torch.equal(_vr_run(12), _vr_run(12, resume_at=5))
+
+
+def test_lion_vr_skips_frozen_and_unused_parameters():
+    g = torch.Generator().manual_seed(2)
+    used = torch.nn.Parameter(torch.randn(4, generator=g, dtype=torch.float64))
+    unused = torch.nn.Parameter(torch.randn(3, generator=g, dtype=torch.float64))
+    frozen = torch.nn.Parameter(torch.randn(2, generator=g, dtype=torch.float64), requires_grad=False)
+    alone = torch.nn.Parameter(used.detach().clone())
+    opt = LionVR([used, unused, frozen], lr=0.05, betas=(0.9, 0.7))
+    ref = LionVR([alone], lr=0.05, betas=(0.9, 0.7))
+    targets = [torch.randn(4, generator=g, dtype=torch.float64) for _ in range(10)]
+    before = (unused.detach().clone(), frozen.detach().clone())
+    for c in targets:
+        for o, w in ((opt, used), (ref, alone)):
+            def closure(o=o, w=w):
+                o.zero_grad()
+                loss = ((w - c) ** 2).sum() + 0.0 * frozen.sum()
+                loss.backward()
+                return loss
+            o.step(closure)
+    assert torch.equal(used.detach(), alone.detach())
+    assert torch.equal(unused.detach(), before[0]) and torch.equal(frozen.detach(), before[1])
+
+
+# --------------------------------------------------------------------------- one update rule: simulator == torch optimizers
+
+@pytest.mark.parametrize("method", ["lion", "lion_vr"])
+def test_simulator_equals_torch_optimizer(method):
+    """The paper-convention simulator and the standard-convention optimizer give the same iterates on the
+    same gradients (weight decay on, shifted minimum, beta1 = sqrt(beta2))."""
+    seed, T, d = 5, 80, 12
+    obj = PeriodicObjective.make(d, 1, sigma=1.0, seed=seed)
+    sim = simulate(method, obj, [T], 1, center=1.0, c_eta=8.0, weight_decay="theorem", seed=seed, record_iterates=True)
+    s = sim.schedules[0]
+    assert s.beta1 == pytest.approx(s.beta2 ** 0.5) and s.weight_decay > 0
+    center = torch.ones(1, d, dtype=torch.float64)
+    stream = RandomStream(torch.Generator().manual_seed(seed), 1)
+    x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
+    m0 = obj.node_gradients(x.detach().view(1, d) - center, stream.rademacher_batch_mean(torch.tensor([s.batch0]), d))[0, 0]
+    cls = Lion if method == "lion" else LionVR
+    opt = cls([x], lr=s.eta, betas=paper_betas_to_std(s.beta1, s.beta2), weight_decay=s.weight_decay)
+    traj = [x.detach().clone()]
+    if method == "lion":
+        opt.state[x]["exp_avg"] = m0.clone()
+    else:
+        x.grad = m0.clone()
+        opt.step()
+        traj.append(x.detach().clone())
+    while len(traj) <= T:
+        xi = stream.rademacher(1, d)
+
+        def closure():
+            x.grad = obj.node_gradients(x.detach().view(1, d) - center, xi)[0, 0].clone()
+            return torch.zeros(())
+        if method == "lion":
+            closure()
+            opt.step()
+        else:
+            opt.step(closure)
+        traj.append(x.detach().clone())
+    diff = (torch.stack(traj) - torch.from_numpy(sim.iterates[:, 0, 0])).abs().max()
+    assert float(diff) <= 1e-12
+    assert float((torch.stack(traj)[-1] - traj[0]).abs().max()) > 0.1   # it moved
+
+
+# --------------------------------------------------------------------------- variants, pruning, objectives
+
+def test_batched_variants_equal_separate_runs_without_noise():
+    """sigma = 0: no randomness, so a variant batched with others (and rows retired at their horizon)
+    gives exactly the numbers of its own run."""
+    obj = PeriodicObjective.make(8, 1, sigma=0.0)
+    vs = {"a": Variant(c_eta=0.5, weight_decay="theorem"), "b": Variant(center=1.0, c_eta=8.0, weight_decay="theorem"),
+          "b2": Variant(center=1.0, c_eta=8.0, beta1_power=2.0)}
+    both = simulate_variants("lion", obj, [32, 128, 256], 2, vs)
+    for name, v in vs.items():
+        alone = simulate_variants("lion", obj, [128], 1, {name: v})[name]
+        assert both[name].l1[1, 0] == pytest.approx(alone.l1[0, 0], rel=1e-13)
+    assert both["b"].variant.center == 1.0 and both["a"].schedules[0].weight_decay > 0
+
+
+def test_rotated_anisotropic_objective():
+    obj = PeriodicObjective.make(12, 3, sigma=0.5, seed=4, rotated=True, curvature_range=(0.1, 1.0))
+    assert not obj.separable and obj.L == pytest.approx(1.0)
+    x = torch.randn(2, 12, dtype=torch.float64, requires_grad=True)
+    obj.value(x).sum().backward()
+    assert torch.allclose(x.grad, obj.true_gradient(x.detach()), atol=1e-12)
+    noisy = obj.node_gradients(torch.randn(50, 12, dtype=torch.float64), torch.ones(50, 3, 12, dtype=torch.float64))
+    assert float(noisy.abs().max()) <= obj.G
+    iso = PeriodicObjective.make(12, 1, seed=4, rotated=True)      # a rotation alone: Hessian I at the minimum
+    h = torch.autograd.functional.hessian(lambda z: iso.value(z.view(1, -1))[0], torch.zeros(12, dtype=torch.float64))
+    assert torch.allclose(h, torch.eye(12, dtype=torch.float64), atol=1e-12)
+    with pytest.raises(ValueError):
+        PeriodicObjective(torch.zeros(1, 3), rotation=torch.ones(3, 3))
+
+
+def test_recorded_errors_and_vote_bias():
+    obj = PeriodicObjective.make(16, 5, sigma=1.0, seed=2)
+    r = simulate("mv", obj, [200], 3, eta=0.05, record_error=True, record_vote_bias=True, record_trace=True)
+    assert r.m_err.shape == (1, 3) and (r.m_err > 0).all() and (r.grad_change > 0).all()
+    assert (r.vote_bias >= 0).all() and np.isfinite(experiments.plateau(r)).all()
+    storm = simulate("lion_vr", PeriodicObjective.make(16, 1, seed=2), [200], 3, center=1.0, eta=1e-3, c_beta=3.0,
+                     beta1_power=1.0, record_error=True)
+    other = simulate("lion_vr", PeriodicObjective.make(16, 1, seed=2), [200], 3, center=1.0, eta=1e-3, c_beta=3.0,
+                     beta1_power=1.0, record_error=True, same_sample=False)
+    assert other.m_err.mean() > 3 * storm.m_err.mean()           # the same-sample requirement matters
+
+
+def test_experiment_helpers():
+    p = PRESETS["smoke"]
+    assert set(experiments.rate_variants(p, "lion")) >= {"a", "b", "a/beta1=equal", "b/beta1=square", "b/lambda broken"}
+    assert set(experiments.rate_variants(p, "dist")) == {"a", "b"}
+    rows = experiments.digits_rows(p)
+    assert rows["uu:unbiased"] == ("uu", {"uplink_radius": "max"})
+    ratio = experiments.seed_ratio({1: np.array([1.0, 2.0]), 2: np.array([3.0, 1.0])})
+    assert np.allclose(ratio, [3.0, 2.0])
+    terms = experiments.bound_terms(np.array([100.0]), 4, np.array([0.1]), np.array([0.25]), 2.0)
+    assert terms["Delta/(eta T)"][0] == pytest.approx(0.2) and terms["L eta d/beta"][0] == pytest.approx(1.6)
+    with pytest.raises(ValueError):
+        experiments.regime_variant(p, "c")

@@ -8,18 +8,19 @@ from icml26.lion import PeriodicObjective, run_distributed, simulate
 
 METHODS = ("dist", "dist_vr", "mv", "uu", "uu_vr", "sign_mv")
 D, N, T = 20, 3, 30
+KW = dict(x0=0.0, center=1.0, c_eta=8.0, weight_decay="theorem")  # regime (b) as the chapter runs it
 
 
 @pytest.fixture(scope="module")
 def runs():
     obj = PeriodicObjective.make(D, N, sigma=1.0, heterogeneity=0.5, seed=3)
-    return obj, run_distributed(obj, METHODS, T, x0=1.0, c_eta=8.0, seed=7, timeout_s=120)
+    return obj, run_distributed(obj, METHODS, T, seed=7, timeout_s=120, **KW)
 
 
 @pytest.mark.parametrize("method", METHODS)
 def test_multiprocess_iterates_equal_simulator(runs, method):
     obj, results = runs
-    sim = simulate(method, obj, [T], 1, x0=1.0, c_eta=8.0, seed=7, record_iterates=True)
+    sim = simulate(method, obj, [T], 1, seed=7, record_iterates=True, **KW)
     r = results[method]
     assert r.ranks_agree and r.iterates.shape == (T + 1, D)
     assert np.abs(r.iterates - r.iterates[0]).max() > 0.1  # it moved

@@ -19,7 +19,8 @@ from sklearn.model_selection import train_test_split
 
 from ._checks import check_positive_int
 from .compression import aggregate, needs_downlink_uniforms, needs_uplink_uniforms, payload_bits
-from .optim import Lion, LionVR, Signum
+from .optim import (Lion, LionVR, Signum, ema_momentum, lion_direction, lion_update, storm_direction,
+                    storm_momentum)
 
 HIDDEN = 64
 N_FEATURES, N_CLASSES = 64, 10
@@ -37,7 +38,8 @@ DIGITS_HPARAMS: dict[str, dict] = {
     "mv": dict(lr=3e-3, betas=(0.9, 0.99)), "uu": dict(lr=3e-3, betas=(0.9, 0.99)),
     "uu_vr": dict(lr=3e-3, betas=(0.9, 0.9)), "sign_mv": dict(lr=3e-3, betas=(0.9, 0.99)),
 }
-#: default S_G radius of the digits uplink (v clipped to [-G, G]); "max" is the unbiased alternative
+#: default S_G radius of the digits uplink (v clipped to [-G, G], biased for |v| > G); the paper's
+#: unbiased compressor is ``uplink_radius="max"`` (R = max_j ||v^j||_inf of the step, sent as 32 bits)
 DEFAULT_UPLINK_RADIUS = 0.01
 
 
@@ -108,11 +110,13 @@ N_PARAMS = HIDDEN * N_FEATURES + HIDDEN + N_CLASSES * HIDDEN + N_CLASSES
 
 @dataclass
 class DigitsRun:
-    """Learning curve of one method: at each evaluated step, train loss, test accuracy, and the bits
-    one worker has communicated so far (uplink + downlink; 0 for single-node methods)."""
+    """Learning curve of one method: at each evaluated step, train loss, test accuracy, the training
+    samples seen so far by all workers together, and the bits one worker has communicated so far
+    (uplink + downlink; 0 for single-node methods)."""
 
     method: str
     steps: list[int] = field(default_factory=list)
+    samples: list[int] = field(default_factory=list)
     train_loss: list[float] = field(default_factory=list)
     test_accuracy: list[float] = field(default_factory=list)
     bits_per_worker: list[float] = field(default_factory=list)
@@ -122,13 +126,14 @@ class DigitsRun:
         return self.test_accuracy[-1]
 
 
-def _evaluate(run: DigitsRun, step: int, theta: torch.Tensor, data: DigitsData, bits: float) -> None:
+def _evaluate(run: DigitsRun, step: int, theta: torch.Tensor, data: DigitsData, bits: float, samples: int) -> None:
     with torch.no_grad():
         loss = float(mlp_loss(theta, data.X_train, data.y_train))
         acc = float((mlp_logits(theta, data.X_test).argmax(1) == data.y_test).float().mean())
     if not math.isfinite(loss):
         raise FloatingPointError(f"digits training diverged (train loss {loss})")
     run.steps.append(step)
+    run.samples.append(samples)
     run.train_loss.append(loss)
     run.test_accuracy.append(acc)
     run.bits_per_worker.append(bits)
@@ -176,14 +181,15 @@ def train_digits(method: str, data: DigitsData, steps: int, *, batch_size: int =
 def _train_single(method: str, data: DigitsData, steps: int, batch_size: int, batch0_factor: int, hp: dict,
                   eval_every: int, theta: torch.Tensor, gen: torch.Generator) -> DigitsRun:
     param = torch.nn.Parameter(theta)
-    opt = {"adamw": lambda: torch.optim.AdamW([param], lr=hp["lr"], foreach=True),
+    opt = {"adamw": lambda: torch.optim.AdamW([param], lr=hp["lr"], weight_decay=0.0, foreach=True),
            "sgdm": lambda: torch.optim.SGD([param], lr=hp["lr"], momentum=0.9),
            "signum": lambda: Signum([param], lr=hp["lr"]),
            "lion": lambda: Lion([param], **hp),
            "lion_vr": lambda: LionVR([param], **hp)}[method]()
     all_idx = torch.arange(len(data.y_train))
     run = DigitsRun(method)
-    _evaluate(run, 0, param.detach(), data, 0.0)
+    _evaluate(run, 0, param.detach(), data, 0.0, 0)
+    seen = 0
 
     def closure_on(idx: torch.Tensor):
         def closure() -> torch.Tensor:
@@ -194,12 +200,11 @@ def _train_single(method: str, data: DigitsData, steps: int, batch_size: int, ba
         return closure
 
     for step in range(1, steps + 1):
-        if method == "lion_vr" and step == 1:
-            opt.step(closure_on(_sample(all_idx, batch0_factor * batch_size, gen)))  # m_1 from B0
-        else:
-            opt.step(closure_on(_sample(all_idx, batch_size, gen)))  # LionVR calls it at x_t and x_{t-1}
+        size = batch0_factor * batch_size if method == "lion_vr" and step == 1 else batch_size  # m_1 from B0
+        opt.step(closure_on(_sample(all_idx, size, gen)))  # LionVR calls it at x_t and x_{t-1}
+        seen += size
         if step % eval_every == 0 or step == steps:
-            _evaluate(run, step, param.detach(), data, 0.0)
+            _evaluate(run, step, param.detach(), data, 0.0, seen)
     return run
 
 
@@ -220,20 +225,24 @@ def _train_distributed(method: str, data: DigitsData, steps: int, batch_size: in
     scale_bits = 64 if rule in ("mv", "uu") and uplink_radius == "max" else 0  # R: one float32 each way
     bits_per_step = up_bits + down_bits + scale_bits
     run = DigitsRun(method)
-    _evaluate(run, 0, theta, data, 0.0)
-    m = per_worker_grad(theta, *worker_batches(batch0_factor * batch_size if vr else batch_size))  # (n, P)
+    _evaluate(run, 0, theta, data, 0.0, 0)
+    beta1, beta2 = 1.0 - b1_std, 1.0 - b2_std  # paper betas (weights on the new gradient)
+    first = batch0_factor * batch_size if vr else batch_size
+    m = per_worker_grad(theta, *worker_batches(first))  # (n, P): m_1 (VR: the B0 batch) or m_0
+    seen = n * first
     theta_prev = theta
     for step in range(1, steps + 1):
         if vr and step == 1:
             v, m_next = m, m
         else:
             Xb, yb = worker_batches(batch_size)
+            seen += n * batch_size
             g = per_worker_grad(theta, Xb, yb)
             if vr:  # STORM with the same minibatch at theta_{t-1} (brief Alg. 2, per worker)
-                correction = m - per_worker_grad(theta_prev, Xb, yb)
-                v, m_next = g + b1_std * correction, g + b2_std * correction
+                g_hat = per_worker_grad(theta_prev, Xb, yb)
+                v, m_next = storm_direction(g, m, g_hat, beta1), storm_momentum(g, m, g_hat, beta2)
             else:
-                v, m_next = torch.lerp(g, m, b1_std), torch.lerp(g, m, b2_std)
+                v, m_next = lion_direction(m, g, beta1), ema_momentum(m, g, beta2)
         G = None
         if rule in ("mv", "uu"):
             G = float(v.abs().max()) if uplink_radius == "max" else float(uplink_radius)
@@ -242,8 +251,8 @@ def _train_distributed(method: str, data: DigitsData, steps: int, batch_size: in
         down_u = torch.rand(v.shape[1:], generator=gen) if needs_downlink_uniforms(rule) else None
         u = aggregate(v, rule, G, "random", node_dim=0, uplink_uniforms=up_u, downlink_uniforms=down_u)
         theta_prev = theta
-        theta = theta - lr * u
+        theta = lion_update(theta, u, lr, 0.0)
         m = m_next
         if step % eval_every == 0 or step == steps:
-            _evaluate(run, step, theta, data, float(step * bits_per_step))
+            _evaluate(run, step, theta, data, float(step * bits_per_step), seen)
     return run

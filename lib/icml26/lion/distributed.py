@@ -9,7 +9,8 @@ forms v^j at the shared iterate, and the nodes agree on one direction u per step
   the packed 1-bit result.
 
 Bytes are counted as the payloads handed to the collectives, per worker per step, next to the
-full-precision all-reduce payload (d float32 values each way). The same worker code runs on a
+full-precision all-reduce payload of a float32 implementation (d float32 values each way; ours
+all-reduces the simulator's float64, 2x that, so that its iterates equal the simulator's exactly). The same worker code runs on a
 cluster: launch with ``torchrun`` and call :func:`lion_worker` with ``init_method="env://"``.
 For tests :func:`run_distributed` spawns the processes locally on a free port (gloo, CPU).
 """
@@ -31,8 +32,8 @@ import torch.multiprocessing as mp
 from ._checks import check_positive_int
 from .compression import downlink, needs_downlink_uniforms, needs_uplink_uniforms, pack_signs, unpack_signs, uplink
 from .objectives import PeriodicObjective
-from .schedules import METHODS, Schedule, theorem_schedule
-from .simulator import RandomStream, lion_loop
+from .schedules import METHODS, Schedule
+from .simulator import RandomStream, Variant, lion_loop
 
 FLOAT32_BYTES = 4
 
@@ -51,6 +52,7 @@ class WorkerConfig:
     T: int
     schedule: Schedule
     x0: float = 0.0
+    center: float = 0.0
     seed: int = 0
     tie: str | None = "random"
     replicate_simulator_rng: bool = True
@@ -118,8 +120,9 @@ def lion_worker(cfg: WorkerConfig, rank: int, world_size: int) -> dict:
         stream = RandomStream(torch.Generator().manual_seed(cfg.seed * 1_000_003 + rank), 1)
     counter = {"up": 0, "down": 0}
     x0 = torch.full((1, cfg.objective.d), float(cfg.x0), dtype=torch.float64)
+    center = torch.full((1, cfg.objective.d), float(cfg.center), dtype=torch.float64) if cfg.center else None
     out = lion_loop(cfg.objective.node(rank), [cfg.schedule], [cfg.T], x0, stream,
-                    _make_exchange(cfg, rank, world_size, counter), vr=vr,
+                    _make_exchange(cfg, rank, world_size, counter), vr=vr, center=center,
                     needs_up=needs_uplink_uniforms(rule), needs_down=needs_downlink_uniforms(rule, cfg.tie),
                     storm_interpolation=cfg.storm_interpolation, record_iterates=True)
     return {"iterates": out.iterates[:, 0].numpy(), "bytes_up": counter["up"] // cfg.T,
@@ -152,16 +155,17 @@ def _check_distributed_rule(method: str, n: int, tie: str | None) -> None:
                          "a zero vote cannot travel in a 1-bit downlink")
 
 
-def run_distributed(objective: PeriodicObjective, methods: Sequence[str], T: int, *, x0: float = 0.0,
-                    c_eta: float = 1.0, c_beta: float = 0.5, c_batch: float = 1.0, mv_eta: str = "dT",
-                    tie: str | None = "random", seed: int = 0, replicate_simulator_rng: bool = True,
-                    timeout_s: float = 120.0) -> dict[str, DistributedResult]:
+def run_distributed(objective: PeriodicObjective, methods: Sequence[str], T: int, *, tie: str | None = "random",
+                    seed: int = 0, replicate_simulator_rng: bool = True, timeout_s: float = 120.0,
+                    **variant) -> dict[str, DistributedResult]:
     """Spawn ``objective.n_nodes`` local gloo processes and run each of ``methods`` for T steps.
 
-    Schedules are :func:`schedules.theorem_schedule` (as in :func:`simulator.simulate`). One process
-    group serves all methods (one start-up cost). Raises ``TimeoutError`` if the workers do not finish
-    within ``timeout_s`` seconds (they are terminated).
+    ``variant``: the keyword arguments of :class:`icml26.lion.simulator.Variant` (x0, center, c_eta,
+    c_beta, beta1_power, weight_decay, ...), so the schedule is exactly the one :func:`simulator.simulate`
+    uses with the same keywords. One process group serves all methods (one start-up cost). Raises
+    ``TimeoutError`` if the workers do not finish within ``timeout_s`` seconds (they are terminated).
     """
+    spec = Variant(**variant)
     n, d = objective.n_nodes, objective.d
     check_positive_int(T, "T")
     if n < 2:
@@ -171,8 +175,9 @@ def run_distributed(objective: PeriodicObjective, methods: Sequence[str], T: int
         if method not in METHODS:
             raise ValueError(f"unknown method {method!r}; valid: {tuple(METHODS)}")
         _check_distributed_rule(method, n, tie)
-        sched = theorem_schedule(method, T, d, n, c_eta=c_eta, c_beta=c_beta, c_batch=c_batch, mv_eta=mv_eta)
-        configs.append(WorkerConfig(objective, method, T, sched, x0, seed, tie, replicate_simulator_rng))
+        sched = spec.schedule(method, T, d, n, objective.G)
+        configs.append(WorkerConfig(objective, method, T, sched, spec.x0, spec.center, seed, tie,
+                                    replicate_simulator_rng))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as out_dir:
         init_method = f"tcp://127.0.0.1:{free_port()}"

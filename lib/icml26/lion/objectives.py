@@ -1,12 +1,26 @@
-"""Objective O1 of the brief (§5): a periodic, non-convex, non-coercive sum with heterogeneous nodes.
+"""Objective O1 of the brief (§5): a periodic, non-convex, non-coercive sum with heterogeneous nodes,
+and its rotated, anisotropic (non-separable) variant.
 
-    f_j(x) = sum_k (1 - cos(x_k - phi_jk)),   grad f_j(x; xi) = sin(x - phi_j) + (sigma / sqrt(d)) xi,
+Separable O1 (``rotation=None``)::
 
-with Rademacher xi in {-1, +1}^d (so ||grad f_j(x; xi)||_inf <= G = 1 + sigma/sqrt(d), assumption bg1,
-and E||noise||_2^2 = sigma^2, assumption A3). The same xi at x_t and x_{t-1} cancels exactly in the
-STORM difference (average smoothness A2 with L = 1). f = (1/n) sum_j f_j; with phases symmetric around
-0 (per coordinate), x = 0 is a stationary point of f ("regime (a)" start), and x = 1 a descent start
-("regime (b)").
+    f_j(x) = sum_k a_k (1 - cos(x_k - phi_jk)),   grad f_j(x; xi) = a * sin(x - phi_j) + (sigma / sqrt(d)) xi
+
+Rotated O1 (``rotation=Q``, an orthogonal d x d matrix)::
+
+    f_j(x) = sum_k a_k (1 - cos((Q x)_k - phi_jk)),   grad f_j(x; xi) = Q^T [a * sin(Q x - phi_j)] + (sigma / sqrt(d)) xi
+
+with curvatures a_k in (0, 1] (all 1 by default, so L = 1) and Rademacher xi in {-1, +1}^d. Then
+E||noise||_2^2 = sigma^2 (assumption A3), the same xi at x_t and x_{t-1} cancels exactly in the STORM
+difference (average smoothness A2 with L = max a_k), and ||grad f_j(x; xi)||_inf <= G (assumption bg1,
+:attr:`PeriodicObjective.G`). f = (1/n) sum_j f_j; with phases symmetric around 0 (per coordinate),
+x = 0 is a stationary point and the global minimum of f. A rotation alone keeps the Hessian at the
+minimum isotropic (Q^T I Q = I), so near x = 0 the rotated isotropic problem is still, to second order,
+a separable one; the anisotropic curvatures a_k are what make the rotated problem genuinely non-separable
+for a coordinate-wise sign method.
+
+The simulator evaluates gradients at ``x - center`` (a per-row shift), which moves the minimum to
+``center * 1`` without changing the objective: that is how the "descent" regime starts at x_1 = 0
+(as the theorems' ||x_1||_inf <= eta requires) at a distance from the minimum.
 """
 from __future__ import annotations
 
@@ -34,12 +48,22 @@ def node_phases(n_nodes: int, d: int, heterogeneity: float, generator: torch.Gen
     return levels[order].T.contiguous()
 
 
+def random_rotation(d: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A Haar-random orthogonal d x d matrix (QR of a Gaussian matrix with the sign fix), float64."""
+    check_positive_int(d, "d")
+    q, r = torch.linalg.qr(torch.randn(d, d, generator=generator, dtype=torch.float64))
+    return q * torch.sign(torch.diagonal(r)).unsqueeze(0)
+
+
 @dataclass(frozen=True)
 class PeriodicObjective:
-    """O1 with node phases ``phases`` (n, d) and noise level ``sigma`` (l2 std of the gradient noise)."""
+    """O1 with node phases ``phases`` (n, d), noise level ``sigma`` (l2 std of the gradient noise), and
+    optionally a rotation Q (d, d) and curvatures a (d,) in (0, 1]."""
 
     phases: torch.Tensor
     sigma: float = 1.0
+    rotation: torch.Tensor | None = None
+    curvature: torch.Tensor | None = None
 
     def __post_init__(self) -> None:
         if self.phases.ndim != 2:
@@ -48,13 +72,38 @@ class PeriodicObjective:
             raise ValueError(f"sigma must be finite and >= 0, got {self.sigma!r}")
         if not bool(torch.isfinite(self.phases).all()):
             raise ValueError("phases contain NaN or inf")
+        d = self.phases.shape[1]
+        if self.rotation is not None:
+            Q = self.rotation
+            if Q.shape != (d, d):
+                raise ValueError(f"rotation must have shape ({d}, {d}), got {tuple(Q.shape)}")
+            eye = torch.eye(d, dtype=Q.dtype)
+            if not torch.allclose(Q @ Q.T, eye, atol=1e-10):
+                raise ValueError("rotation must be orthogonal (Q Q^T = I)")
+        if self.curvature is not None:
+            a = self.curvature
+            if a.shape != (d,) or not bool(torch.isfinite(a).all()) or bool((a <= 0).any()) or bool((a > 1).any()):
+                raise ValueError(f"curvature must be a ({d},) tensor with entries in (0, 1]")
 
     @classmethod
     def make(cls, d: int, n_nodes: int = 1, sigma: float = 1.0, heterogeneity: float = 0.5,
-             seed: int = 0) -> "PeriodicObjective":
-        """O1 with ``n_nodes`` heterogeneous nodes; phases drawn from ``seed`` (all zero for one node)."""
+             seed: int = 0, rotated: bool = False, curvature_range: tuple[float, float] | None = None
+             ) -> "PeriodicObjective":
+        """O1 with ``n_nodes`` heterogeneous nodes; phases drawn from ``seed`` (all zero for one node).
+
+        ``rotated=True`` adds a Haar-random rotation; ``curvature_range=(a_min, a_max)`` log-spaced
+        curvatures a_k (randomly permuted), e.g. (0.1, 1.0) for a non-separable, ill-conditioned problem.
+        """
         g = torch.Generator().manual_seed(seed)
-        return cls(node_phases(n_nodes, d, heterogeneity if n_nodes > 1 else 0.0, g), sigma)
+        phases = node_phases(n_nodes, d, heterogeneity if n_nodes > 1 else 0.0, g)
+        Q = random_rotation(d, g) if rotated else None
+        a = None
+        if curvature_range is not None:
+            lo, hi = curvature_range
+            if not (0 < lo <= hi <= 1):
+                raise ValueError(f"curvature_range must satisfy 0 < a_min <= a_max <= 1, got {curvature_range!r}")
+            a = torch.logspace(math.log10(lo), math.log10(hi), d, dtype=torch.float64)[torch.randperm(d, generator=g)]
+        return cls(phases, sigma, Q, a)
 
     @property
     def n_nodes(self) -> int:
@@ -65,30 +114,54 @@ class PeriodicObjective:
         return self.phases.shape[1]
 
     @property
+    def separable(self) -> bool:
+        return self.rotation is None
+
+    @property
     def noise_scale(self) -> float:
         return self.sigma / math.sqrt(self.d)
 
     @property
+    def L(self) -> float:
+        """Smoothness constant: max_k a_k (1 without curvatures)."""
+        return 1.0 if self.curvature is None else float(self.curvature.max())
+
+    @property
     def G(self) -> float:
-        """Bound on ||grad f_j(x; xi)||_inf (assumption bg1): 1 + sigma / sqrt(d)."""
-        return 1.0 + self.noise_scale
+        """Bound on ||grad f_j(x; xi)||_inf (assumption bg1): max_i sum_k |Q_ki| a_k + sigma / sqrt(d)."""
+        a = torch.ones(self.d, dtype=torch.float64) if self.curvature is None else self.curvature
+        if self.rotation is None:
+            return float(a.max()) + self.noise_scale
+        return float((self.rotation.abs() * a.unsqueeze(1)).sum(0).max()) + self.noise_scale
 
     def node(self, j: int) -> "PeriodicObjective":
         """The objective of node j alone (what worker j of the multi-process run knows)."""
-        return PeriodicObjective(self.phases[j : j + 1], self.sigma)
+        return PeriodicObjective(self.phases[j : j + 1], self.sigma, self.rotation, self.curvature)
+
+    def _scaled(self, s: torch.Tensor) -> torch.Tensor:
+        return s if self.curvature is None else s * self.curvature
+
+    def _to_inner(self, x: torch.Tensor) -> torch.Tensor:
+        return x if self.rotation is None else x @ self.rotation.T   # (Q x) row-wise
+
+    def _to_outer(self, s: torch.Tensor) -> torch.Tensor:
+        return s if self.rotation is None else s @ self.rotation     # (Q^T s) row-wise
 
     def node_gradients(self, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
         """Stochastic gradients of every node: x (B, d), noise (B, n, d) in {-1, 0, +1} -> (B, n, d).
 
         ``noise`` may also be a minibatch mean of Rademacher draws (the B0 initial batch)."""
-        return torch.sin(x.unsqueeze(1) - self.phases) + self.noise_scale * noise
+        z = self._to_inner(x)
+        return self._to_outer(self._scaled(torch.sin(z.unsqueeze(1) - self.phases))) + self.noise_scale * noise
 
     def true_gradient(self, x: torch.Tensor) -> torch.Tensor:
-        """grad f(x) = mean_j sin(x - phi_j) = sin(x) mean_j cos(phi_j) - cos(x) mean_j sin(phi_j)."""
+        """grad f(x) = mean_j of the noiseless node gradients (sin(z) mean cos(phi) - cos(z) mean sin(phi), z = Qx)."""
         c = torch.cos(self.phases).mean(0)
         s = torch.sin(self.phases).mean(0)
-        return torch.sin(x) * c - torch.cos(x) * s
+        z = self._to_inner(x)
+        return self._to_outer(self._scaled(torch.sin(z) * c - torch.cos(z) * s))
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
-        """f(x) = mean_j sum_k (1 - cos(x_k - phi_jk)), shape (B,)."""
-        return (1.0 - torch.cos(x.unsqueeze(1) - self.phases)).sum(-1).mean(-1)
+        """f(x) = mean_j sum_k a_k (1 - cos((Qx)_k - phi_jk)), shape (B,)."""
+        z = self._to_inner(x)
+        return self._scaled(1.0 - torch.cos(z.unsqueeze(1) - self.phases)).sum(-1).mean(-1)
