@@ -1,60 +1,129 @@
-"""Fit time per Feynman equation: ECSEL (icml26.ecsel.SignomialRegressor) vs gplearn's SymbolicRegressor.
+"""ECSEL's kernels against peers on the same CPU, as ratios of best times over interleaved rounds
+(``icml26.timing.interleaved_best``); run by ``make bench``, results in ``results/bench/ecsel.json``.
 
-Run: ``pytest benchmarks/bench_ecsel.py --benchmark-only`` (``make bench``). The ratio test fits both on the
-same equations in one process, interleaved, and prints the time ratio ECSEL / gplearn together with each
-method's recovery count: the comparison is "at an equal recovery budget" only in the sense that gplearn
-gets a population/generation budget that takes longer than ECSEL's fit, and still recovers less.
+* **time to solution** on six Feynman equations (3 power laws, 3 multi-term): ECSEL's model selection
+  (:func:`icml26.ecsel.select_signomial`, K and lambda chosen on validation) against gplearn run generation
+  by generation with the *same* stopping rule (exact on validation) and a generation cap; the recoveries are
+  recorded beside the times, so the ratio is read together with what each method found;
+* the same against pysindy's STLSQ and pyoperon when they are installed (they are not in the pinned
+  environment yet: those tests skip);
+* **classifier fit time**: the authors' recipe and the staged schedule against logistic regression on
+  log-features (the paper's "ECSEL 5.5 s vs LR 0.1 s").
 """
 from __future__ import annotations
 
-import time
-
-import numpy as np
 import pytest
 import torch
 from threadpoolctl import threadpool_limits
 
-from icml26.ecsel import FEYNMAN, SignomialRegressor, gplearn_fit, recovered
-from icml26.timing import record_bench
+from icml26.ecsel import FEYNMAN, SignomialClassifier, SignomialRegressor, recovered, select_signomial
+from icml26.ecsel.baselines import gplearn_fit, stlsq, WIDE_GRID
+from icml26.ecsel.experiments import baseline_models, feynman_split
+from icml26.timing import interleaved_best, record_bench
 
 pytest.importorskip("gplearn")
 torch.set_num_threads(1)
-threadpool_limits(1)  # a 2-thread OpenBLAS spin-waits on a loaded CPU and distorts the ECSEL / gplearn ratio
+threadpool_limits(1)  # a 2-thread OpenBLAS spin-waits on a loaded CPU and distorts the ratios
 
 EQUATIONS = ("I.12.2", "I.47.23", "III.19.51", "I.13.12", "II.2.42", "I.24.6")
-N_TRAIN, N_TEST = 300, 500
+N_TRAIN, N_VAL, N_TEST = 300, 150, 500
+ROUNDS = 3
+ECSEL = dict(restarts=4, adam_steps=(600, 300), polish=2)
 GPLEARN = dict(population=500, generations=10)
 
 
 def _data(eid: str, seed: int = 42):
-    eq = FEYNMAN[eid]
-    rng = np.random.default_rng(seed)
-    return eq, eq.sample(N_TRAIN, rng), eq.sample(N_TEST, rng)
+    return feynman_split(eid, seed, N_TRAIN, N_VAL, N_TEST)
+
+
+def _ecsel_all(found: dict):
+    for eid in EQUATIONS:
+        (X, y), (Xv, yv), (Xt, yt) = _data(eid)
+        est, _ = select_signomial(X, y, Xv, yv, max_terms=4, lams=(1e-4, 1e-5), seed=42, **ECSEL)
+        found[eid] = recovered(FEYNMAN[eid].terms, est.terms_, Xt, yt)
+
+
+def _gplearn_all(found: dict):
+    for eid in EQUATIONS:
+        (X, y), (Xv, yv), (Xt, yt) = _data(eid)
+        terms, *_ = gplearn_fit(X, y, seed=42, X_val=Xv, y_val=yv, **GPLEARN)
+        found[eid] = recovered(FEYNMAN[eid].terms, terms, Xt, yt)
 
 
 @pytest.mark.parametrize("eid", EQUATIONS)
 def test_ecsel_fit(benchmark, eid):
-    eq, (X, y), _ = _data(eid)
-    benchmark.group = "fit one Feynman equation"
-    benchmark.pedantic(lambda: SignomialRegressor(n_terms=eq.n_terms, random_state=42).fit(X, y), rounds=1, iterations=1)
+    eq = FEYNMAN[eid]
+    (X, y), _, _ = _data(eid)
+    benchmark.group = "fit one Feynman equation (true K)"
+    benchmark.pedantic(lambda: SignomialRegressor(n_terms=eq.n_terms, random_state=42, **ECSEL).fit(X, y),
+                       rounds=ROUNDS, iterations=1)
 
 
-def test_ratio_ecsel_vs_gplearn():
-    t_e, t_g, rec_e, rec_g = [], [], 0, 0
-    for eid in EQUATIONS:
-        eq, (X, y), (Xt, yt) = _data(eid)
-        t0 = time.perf_counter()
-        est = SignomialRegressor(n_terms=eq.n_terms, random_state=42).fit(X, y)
-        t_e.append(time.perf_counter() - t0)
-        rec_e += recovered(eq.terms, est.terms_, Xt, yt)
-        terms, sec, _ = gplearn_fit(X, y, seed=42, **GPLEARN)
-        t_g.append(sec)
-        rec_g += recovered(eq.terms, terms, Xt, yt)
-    ratio = float(np.median(t_e) / np.median(t_g))
-    print(f"\nmedian fit time per equation: ECSEL {np.median(t_e):.2f} s, gplearn {np.median(t_g):.2f} s, "
-          f"ratio ECSEL/gplearn = {ratio:.3f}; recovered ECSEL {rec_e}/{len(EQUATIONS)}, gplearn {rec_g}/{len(EQUATIONS)}")
-    record_bench("ecsel", "fit per Feynman equation (median)", "ECSEL SignomialRegressor", float(np.median(t_e)),
-                 "gplearn SymbolicRegressor", float(np.median(t_g)), rounds=1,
-                 note=f"median over {len(EQUATIONS)} equations, run in turn; recovered ECSEL {rec_e}, gplearn {rec_g}")
+def test_ratio_time_to_solution_vs_gplearn():
+    found_e, found_g = {}, {}
+    best = interleaved_best({"ecsel": lambda: _ecsel_all(found_e), "gplearn": lambda: _gplearn_all(found_g)}, ROUNDS)
+    rec_e, rec_g = sum(found_e.values()), sum(found_g.values())
+    ratio = best["ecsel"] / best["gplearn"]
+    print(f"\ntime to solution over {len(EQUATIONS)} equations: ECSEL {best['ecsel']:.2f} s, gplearn {best['gplearn']:.2f} s, "
+          f"ratio {ratio:.3f}; recovered ECSEL {rec_e}, gplearn {rec_g}")
+    record_bench("ecsel", "time to solution, 6 Feynman equations", "ECSEL select_signomial (K, lambda on validation)",
+                 best["ecsel"], f"gplearn SymbolicRegressor, same stopping rule, <= {GPLEARN['generations']} generations "
+                 f"x {GPLEARN['population']}", best["gplearn"], rounds=ROUNDS,
+                 note=f"best of {ROUNDS} interleaved rounds; recovered ECSEL {rec_e}/{len(EQUATIONS)}, gplearn {rec_g}/{len(EQUATIONS)}")
     assert rec_e >= rec_g
-    assert ratio <= 1.0
+
+
+def test_ratio_vs_pysindy_stlsq():
+    pytest.importorskip("pysindy")
+    found = {}
+
+    def run():
+        for eid in EQUATIONS:
+            (X, y), _, (Xt, yt) = _data(eid)
+            terms, _ = stlsq(X, y, grid=WIDE_GRID, max_vars=5)
+            found[eid] = recovered(FEYNMAN[eid].terms, terms, Xt, yt)
+
+    found_e = {}
+    best = interleaved_best({"ecsel": lambda: _ecsel_all(found_e), "pysindy": run}, ROUNDS)
+    record_bench("ecsel", "time to solution vs STLSQ, 6 Feynman equations", "ECSEL select_signomial", best["ecsel"],
+                 "pysindy STLSQ, wide monomial library", best["pysindy"], rounds=ROUNDS,
+                 note=f"recovered ECSEL {sum(found_e.values())}, STLSQ {sum(found.values())} of {len(EQUATIONS)}")
+
+
+def test_ratio_vs_pyoperon():
+    pytest.importorskip("pyoperon")
+    from pyoperon.sklearn import SymbolicRegressor as Operon
+
+    found_e = {}
+
+    def run():
+        for eid in EQUATIONS:
+            (X, y), _, _ = _data(eid)
+            Operon(random_state=42, n_threads=1).fit(X, y)
+
+    best = interleaved_best({"ecsel": lambda: _ecsel_all(found_e), "pyoperon": run}, ROUNDS)
+    record_bench("ecsel", "fit time vs pyoperon, 6 Feynman equations", "ECSEL select_signomial", best["ecsel"],
+                 "pyoperon SymbolicRegressor (defaults, 1 thread)", best["pyoperon"], rounds=ROUNDS,
+                 note="pyoperon's programs are not judged for recovery here (timing only)")
+
+
+@pytest.mark.parametrize("recipe", ["authors", "staged"])
+def test_classifier_fit_ratio_vs_log_feature_lr(recipe):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X + 1.0  # LR on log-features needs X > 0 (breast_cancer has zeros)
+    kw = dict(recipe="authors", n_terms=2, lam=1e-3, restarts=3) if recipe == "authors" else dict(n_terms=2, restarts=2)
+    scores = {}
+
+    def ecsel():
+        scores["ecsel"] = SignomialClassifier(random_state=0, **kw).fit(X, y).score(X, y)
+
+    def lr():
+        scores["lr"] = baseline_models(["LR_log"], 0)["LR_log"].fit(X, y).score(X, y)
+
+    best = interleaved_best({"ecsel": ecsel, "lr": lr}, ROUNDS)
+    record_bench("ecsel", f"classifier fit, breast_cancer ({recipe} recipe)", f"ECSEL SignomialClassifier(recipe='{recipe}')",
+                 best["ecsel"], "LogisticRegression on log-features (scikit-learn)", best["lr"], rounds=ROUNDS,
+                 note=f"training accuracy ECSEL {scores['ecsel']:.3f}, LR {scores['lr']:.3f}; paper: ECSEL 5.5 s vs LR 0.1 s")
+    assert scores["ecsel"] > 0.9

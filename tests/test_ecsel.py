@@ -8,9 +8,12 @@ import pytest
 import sympy as sp
 import torch
 
-from icml26.ecsel import (FEYNMAN, PRESETS, SignomialClassifier, SignomialRegressor, attribution,
-                          boundary_sensitivity, census, counterfactual, elasticity, exact_shapley, log_ols, log_score,
-                          recovered, signomial_terms, snap_value, stlsq, term_values)
+from icml26.ecsel import (FEYNMAN, MULTI_TERM, PRESETS, SignomialClassifier, SignomialRegressor, attribution,
+                          boundary_sensitivity, census, counterfactual, elasticity, exact_shapley, fit_signomial_authors,
+                          library_ceiling, log_ols, log_score, loglinear_warm_start, recovered, select_signomial,
+                          signomial_terms, snap_value, stlsq, term_values)
+from icml26.ecsel.baselines import NARROW_GRID, WIDE_GRID, gplearn_fit, library_size
+from icml26.ecsel.experiments import feynman_split, run_jobs, within_best
 
 torch.set_num_threads(1)
 
@@ -19,6 +22,7 @@ def test_census_45_38_7():
     c = census()
     assert (c["n_signomial"], c["n_monomial"], c["n_multiterm"]) == (45, 38, 7)
     assert c["multiterm_ids"] == ["I.11.19", "I.13.4", "I.13.12", "I.24.6", "II.2.42", "II.36.38", "II.37.1"]
+    assert tuple(c["multiterm_ids"]) == MULTI_TERM
     assert set(c["negative_coefficient_ids"]) == {"III.19.51", "III.21.20"}
 
 
@@ -93,21 +97,182 @@ def test_classifier_multiclass_and_binary():
     assert clf.decision_function(Xb).shape == (len(yb),)
 
 
-def test_sklearn_estimator_checks_that_apply():
+def test_loglinear_warm_start_reproduces_the_logistic_regression():
+    """The warm start is a first-order copy of LR on log-features: it must not start from one class (the
+    expansion at the corner x~ = 1 of the feature box did, on breast_cancer: score 0.627 = majority class)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = load_breast_cancer(return_X_y=True)
+    U = np.log(1 + 9 * (X - X.min(0)) / (X.max(0) - X.min(0)))
+    alpha, beta = loglinear_warm_start(U, y, 2, 2)
+    z = (np.exp(U @ beta[0].T) * alpha[0]).sum(1)
+    lin = LogisticRegression(C=1.0, max_iter=5000).fit(U, y).decision_function(U)
+    assert np.mean((z > 0) == (lin > 0)) > 0.97 and np.mean((z > 0) == y) > 0.95
+
+
+def test_classifier_warm_start_does_not_collapse_to_one_class_with_one_restart():
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    for seed in (0, 1):
+        clf = SignomialClassifier(n_terms=2, restarts=1, adam_steps=(100, 50), random_state=seed).fit(X, y)
+        assert len(np.unique(clf.predict(X))) == 2 and clf.score(X, y) > 0.95
+
+
+def test_authors_recipe_classifier_binary_threshold_and_multiclass():
+    from sklearn.datasets import load_breast_cancer, load_wine
+
+    X, y = load_breast_cancer(return_X_y=True)
+    clf = SignomialClassifier(recipe="authors", n_terms=2, restarts=2, epochs=200, patience=30, lr=1e-2).fit(X, y)
+    assert clf.alpha_.shape == (1, 2) and clf.beta_.shape == (1, 2, 30)  # one sigmoid logit
+    assert clf.score(X, y) > 0.9
+    p1 = clf.predict_proba(X)[:, 1]
+    assert np.array_equal(clf.set_params(threshold=0.7).predict(X), (p1 >= 0.7).astype(int))
+    Xw, yw = load_wine(return_X_y=True)
+    clf = SignomialClassifier(recipe="authors", n_terms=2, restarts=2, epochs=200, patience=30, lr=1e-2).fit(Xw, yw)
+    assert clf.alpha_.shape == (3, 2) and clf.score(Xw, yw) > 0.85
+    with pytest.raises(ValueError, match="threshold"):
+        SignomialClassifier(threshold=1.5).fit(Xw, yw)
+    with pytest.raises(ValueError, match="recipe"):
+        SignomialClassifier(recipe="other").fit(Xw, yw)
+
+
+def test_authors_fit_is_deterministic_and_restarts_batch_like_sequential_runs():
+    """Restarts run side by side; restart r of a batched fit equals a single-restart fit with seed + r."""
+    rng = np.random.default_rng(0)
+    U = np.log(rng.uniform(1, 10, (120, 3)))
+    y = (U[:, 0] - U[:, 1] > 0).astype(int)
+    kw = dict(task="clf", n_classes=2, n_terms=2, lam=1e-3, lr=1e-2, batch_size=32, epochs=40, patience=100)
+    both = fit_signomial_authors(U, y, restarts=2, seed=5, **kw)
+    again = fit_signomial_authors(U, y, restarts=2, seed=5, **kw)
+    assert np.array_equal(both.alpha, again.alpha) and np.array_equal(both.beta, again.beta)
+    singles = [fit_signomial_authors(U, y, restarts=1, seed=5 + r, **kw) for r in range(2)]
+    assert np.allclose(both.restart_objectives, [s.objective for s in singles], rtol=1e-10)
+    with pytest.raises(ValueError, match="batch_size"):
+        fit_signomial_authors(U, y, batch_size=0, **{k: v for k, v in kw.items() if k != "batch_size"})
+
+
+def test_authors_recipe_regressor_runs_and_snaps():
+    eq = FEYNMAN["I.12.1"]
+    (X, y), _, (Xt, yt) = feynman_split("I.12.1", 0, 300, 10, 300)
+    est = SignomialRegressor(recipe="authors", n_terms=1, restarts=2, epochs=300, patience=50, lr=1e-2).fit(X, y)
+    assert est.score(Xt, yt) > 0.99
+    assert recovered(eq.terms, est.terms_, Xt, yt)
+
+
+def test_select_signomial_chooses_k_on_validation():
+    eq = FEYNMAN["I.13.12"]  # two terms, mixed signs
+    (X, y), (Xv, yv), (Xt, yt) = feynman_split("I.13.12", 42, 200, 100, 300)
+    est, path = select_signomial(X, y, Xv, yv, max_terms=3, lams=(1e-4, 1e-5), seed=42, restarts=4, adam_steps=(600, 300))
+    assert est.n_terms == 2 and recovered(eq.terms, est.terms_, Xt, yt)
+    assert [p["K"] for p in path][:2] == [1, 1] and path[-1]["K"] == 2  # stopped at the first exact fit
+    mono = FEYNMAN["I.12.1"]
+    (X, y), (Xv, yv), (Xt, yt) = feynman_split("I.12.1", 0, 200, 100, 300)
+    est, path = select_signomial(X, y, Xv, yv, max_terms=3, lams=(1e-4,), seed=0)
+    assert est.n_terms == 1 and len(path) == 1 and recovered(mono.terms, est.terms_, Xt, yt)
+    with pytest.raises(ValueError, match="max_terms"):
+        select_signomial(X, y, Xv, yv, max_terms=0, lams=(1e-4,), seed=0)
+
+
+def test_recovery_criterion_rejects_near_misses():
+    eq = FEYNMAN["I.12.1"]  # mu * Nn
+    (X, y), _, (Xt, yt) = feynman_split("I.12.1", 0, 100, 10, 200)
+    (k, c), = eq.terms.items()
+    assert recovered(eq.terms, {k: c}, Xt, yt)
+    assert not recovered(eq.terms, {k: c * 1.01}, Xt, yt)  # coefficient off by 1 %
+    from fractions import Fraction
+    assert not recovered(eq.terms, {(k[0] + Fraction(1, 6), k[1]): c}, Xt, yt)  # another monomial
+    assert not recovered(eq.terms, None, Xt, yt)
+
+
+def test_library_ceilings():
+    # the narrow library holds 28 of the 45 signomials, the wide one (20000 columns at most) 39; II.36.38
+    # (7 active variables in one term) fits in none of a feasible size
+    sig = [e for e in FEYNMAN.values() if e.is_signomial]
+    narrow = sum(library_ceiling(e.terms, e.n_vars, NARROW_GRID, 3, 6000) for e in sig)
+    wide = sum(library_ceiling(e.terms, e.n_vars, WIDE_GRID, 5, 20000) for e in sig)
+    assert (narrow, wide) == (28, 39)
+    assert not library_ceiling(FEYNMAN["II.36.38"].terms, 8, WIDE_GRID, 8, 10 ** 6)
+    assert library_size(8, len(WIDE_GRID), 7) > 10 ** 7
+
+
+def test_gplearn_time_to_solution_stops_when_exact():
+    (X, y), (Xv, yv), (Xt, yt) = feynman_split("I.12.1", 0, 200, 100, 200)  # mu * Nn: found in the first generations
+    terms, sec, program, gens = gplearn_fit(X, y, population=200, generations=8, seed=0, X_val=Xv, y_val=yv)
+    assert recovered(FEYNMAN["I.12.1"].terms, terms, Xt, yt) and gens < 8
+
+
+def test_run_jobs_is_the_same_for_one_or_two_processes():
+    jobs = [(s,) for s in range(4)]
+    f = _draw
+    assert run_jobs(f, jobs, 1) == run_jobs(f, jobs, 2)
+
+
+def _draw(seed):
+    return float(np.random.default_rng(seed).normal())
+
+
+def test_within_best_counts_datasets_within_the_margin():
+    import pandas as pd
+
+    rows = []
+    for d, (e, b) in dict(a=(90.0, 90.5), b=(80.0, 85.0)).items():
+        rows += [dict(dataset=d, repeat=0, fold=0, method="ECSEL", f1_weighted=e),
+                 dict(dataset=d, repeat=0, fold=0, method="LR", f1_weighted=b),
+                 dict(dataset=d, repeat=0, fold=0, method="Majority", f1_weighted=99.0)]
+    frac = within_best(pd.DataFrame(rows), "ECSEL", "f1_weighted", 1.0)
+    assert frac.tolist() == [0.5]  # the Majority control is not a baseline
+
+
+def test_to_sympy_after_fitting_on_a_dataframe():
+    import pandas as pd
+
+    eq = FEYNMAN["I.12.1"]
+    X, y = eq.sample(100, np.random.default_rng(0))
+    df = pd.DataFrame(X, columns=eq.names)
+    expr = SignomialRegressor(random_state=0).fit(df, y).to_sympy()
+    assert {s.name for s in expr.free_symbols} == set(eq.names)
+    clf = SignomialClassifier(n_terms=1, restarts=1).fit(pd.DataFrame(X, columns=["a", "b"]), (y > np.median(y)).astype(int))
+    assert {s.name for e in clf.to_sympy() for s in e.free_symbols} <= {"a", "b"}
+
+
+def _plus_one(X):
+    import scipy.sparse
+
+    if scipy.sparse.issparse(X):
+        return X
+    if hasattr(X, "columns"):  # a DataFrame keeps its column names
+        return X + 1
+    try:
+        return np.asarray(X, dtype=float) + 1
+    except (TypeError, ValueError):  # object/string data: let the estimator raise scikit-learn's own error
+        return X
+
+
+class PlusOneRegressor(SignomialRegressor):
+    """The regressor on X + 1: sklearn's positive_only checks shift X to >= 0, and x = 0 is outside a power law's
+    domain; on X + 1 every generic check (pickling, idempotence, sample order, dtypes, ...) applies for real."""
+
+    def fit(self, X, y):
+        return super().fit(_plus_one(X), y)
+
+    def predict(self, X):
+        return super().predict(_plus_one(X))
+
+
+def test_sklearn_estimator_checks():
     from sklearn.utils.estimator_checks import check_estimator
 
     fast = dict(restarts=1, adam_steps=(20, 10), lbfgs_iter=30)
-    results = check_estimator(SignomialClassifier(**fast), on_fail=None)
-    assert not [r["check_name"] for r in results if r["status"] == "failed"]
-    # the regressor declares positive_only; sklearn then shifts X to >= 0, and x = 0 is outside a power law's
-    # domain: every failing check must be our clear positivity error, nothing else
-    results = check_estimator(SignomialRegressor(**fast), on_fail=None)
-    failed = [r for r in results if r["status"] == "failed"]
-    assert all("strictly positive" in str(r["exception"]) for r in failed), [
-        (r["check_name"], r["exception"]) for r in failed if "strictly positive" not in str(r["exception"])]
-    passed = {r["check_name"] for r in results if r["status"] == "passed"}
-    assert {"check_get_params_invariance", "check_set_params", "check_no_attributes_set_in_init",
-            "check_estimators_unfitted"} <= passed
+    for est in (SignomialClassifier(**fast), SignomialClassifier(recipe="authors", n_terms=2, restarts=3, epochs=100, lr=5e-2, batch_size=128),
+                PlusOneRegressor(**fast)):
+        results = check_estimator(est, on_fail=None)
+        failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+        assert not failed, (type(est).__name__, failed)
+        passed = {r["check_name"] for r in results if r["status"] == "passed"}
+        assert {"check_estimators_pickle", "check_fit_idempotent", "check_methods_sample_order_invariance",
+                "check_n_features_in", "check_pipeline_consistency"} <= passed
 
 
 # --------------------------------------------------------------------------- bad input
@@ -186,3 +351,14 @@ def test_explanations_reject_bad_shapes_and_non_positive(sig):
 def test_presets_cover_every_scale():
     assert set(PRESETS) == {"smoke", "book", "full"}
     assert len(PRESETS["smoke"]["sr_ids"]) == 12
+    for scale in ("book", "full"):  # comparison claims need >= 3 seeds there
+        assert len(PRESETS[scale]["sr_seeds"]) >= 3 and len(PRESETS[scale]["case_seeds"]) >= 3
+        assert PRESETS[scale]["clf_folds"] * PRESETS[scale]["clf_repeats"] >= 3
+
+
+def test_explanations_guard_zero_and_negative_scores():
+    a, b = np.array([1.0, -1.0]), np.array([[1.0], [1.0]])
+    with pytest.raises(ValueError, match="z\\(x\\) = 0"):
+        elasticity(a, b, np.array([[2.0]]))
+    with pytest.raises(ValueError, match="z\\(x\\) > 0"):
+        log_score(np.array([-1.0]), np.array([[1.0]]), np.array([[2.0]]))

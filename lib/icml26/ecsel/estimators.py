@@ -1,5 +1,8 @@
 """scikit-learn estimators for ECSEL: :class:`SignomialRegressor` (symbolic regression) and
-:class:`SignomialClassifier` (one signomial per class + softmax, paper Eq. 1-2).
+:class:`SignomialClassifier` (one signomial per class + softmax, or one logit + sigmoid; brief Eq. 1-2).
+
+Both take ``recipe='staged'`` (the brief's reading of the paper: :func:`icml26.ecsel.model.fit_signomial`)
+or ``recipe='authors'`` (the authors' released recipe: :func:`icml26.ecsel.model.fit_signomial_authors`).
 """
 from __future__ import annotations
 
@@ -13,10 +16,16 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .feynman import snap_value
-from .model import fit_signomial, signomial_scores
+from .feynman import design_matrix, snap_value
+from .model import fit_signomial, fit_signomial_authors, signomial_scores
 
-LOW, HIGH = 1.0, 10.0  # the paper's feature map x -> 1 + 9 (x - min) / (max - min)
+RECIPES = ("staged", "authors")
+PAPER_RANGE = (1.0, 10.0)
+"""The paper's feature map (brief Sec. 2.1): x -> 1 + 9 (x - min) / (max - min)."""
+AUTHORS_RANGE = (0.01, 10.01)
+"""The range the authors' released scripts map features to (``MinMaxScaler(feature_range=(0.01, 10.01))``)."""
+AUTHORS_DEFAULTS = dict(lr=2e-3, batch_size=64, epochs=800, patience=50)
+"""The authors' published COMPAS configuration, rounded (lr 1.75e-3, batch 64, 869 epochs, patience 50)."""
 
 
 def check_positive(X: np.ndarray, who: str) -> None:
@@ -27,10 +36,31 @@ def check_positive(X: np.ndarray, who: str) -> None:
         raise ValueError(
             f"{prefix}{who} needs strictly positive inputs (power laws x**beta are undefined for x <= 0): "
             f"X[{bad[0]}, {bad[1]}] = {X[tuple(bad)]!r}; shift or rescale the feature, or use "
-            "SignomialClassifier(feature_map='unit') which maps every feature to [1, 10]")
+            "SignomialClassifier(feature_map='unit') which maps every feature to a positive range")
 
 
-def _snap_refit(alpha: np.ndarray, beta: np.ndarray, X: np.ndarray, y: np.ndarray, max_den: int, tol: float):
+def _check_recipe(recipe: str, restarts: int, lam: float, n_terms: int) -> None:
+    if recipe not in RECIPES:
+        raise ValueError(f"recipe must be one of {RECIPES}, got {recipe!r}")
+    if int(n_terms) < 1:
+        raise ValueError(f"n_terms must be >= 1, got {n_terms}")
+    if int(restarts) < 1:
+        raise ValueError(f"restarts must be >= 1, got {restarts}")
+    if not lam >= 0:
+        raise ValueError(f"lam must be >= 0, got {lam}")
+
+
+def _feature_symbols(est, feature_names) -> list[sp.Symbol]:
+    if feature_names is None:
+        feature_names = getattr(est, "feature_names_in_", None)
+    if feature_names is None:
+        feature_names = [f"x{j}" for j in range(est.n_features_in_)]
+    if len(feature_names) != est.n_features_in_:
+        raise ValueError(f"{len(feature_names)} feature names for {est.n_features_in_} features")
+    return [sp.Symbol(str(n), positive=True) for n in feature_names]
+
+
+def _snap_refit(beta: np.ndarray, X: np.ndarray, y: np.ndarray, max_den: int, tol: float):
     """Snap exponents to small rationals, merge equal terms, refit alpha by least squares, drop null terms.
 
     Returns (coef (K',), exponents (K', m) float, snapped (bool: every exponent is a rational p/q)).
@@ -43,9 +73,8 @@ def _snap_refit(alpha: np.ndarray, beta: np.ndarray, X: np.ndarray, y: np.ndarra
             all_snapped &= s is not None
             new.append(float(s) if s is not None else float(b))
         rows.append(tuple(new))
-    rows = list(dict.fromkeys(rows))
-    E = np.array(rows, float)
-    Phi = np.exp(np.log(X) @ E.T)
+    E = np.array(list(dict.fromkeys(rows)), float)
+    Phi = design_matrix(X, E)
     coef, *_ = np.linalg.lstsq(Phi, y, rcond=None)
     scale = np.sqrt(np.mean(y ** 2)) + 1e-300
     keep = np.abs(coef) * np.sqrt(np.mean(Phi ** 2, 0)) > 1e-9 * scale
@@ -58,23 +87,27 @@ def _snap_refit(alpha: np.ndarray, beta: np.ndarray, X: np.ndarray, y: np.ndarra
 class SignomialRegressor(RegressorMixin, BaseEstimator):
     """ECSEL symbolic regression: ``y ~ sum_k alpha_k prod_j x_j**beta_kj`` (Eq. 1, C = 1; Eq. 3 loss).
 
-    No feature map (the benchmark inputs are positive and a rescaling would change the law). After the
-    staged fit, exponents are snapped to ``p/q`` (``q <= max_denominator``, within ``snap_tol``) and the
-    coefficients refitted by least squares; the snapped model is kept when its training MSE is at most
-    ``1 + 1e-3`` times the raw model's (plus 1e-12 of the variance), else the raw fit is kept.
+    No feature map (the benchmark inputs are positive and a rescaling would change the law). The target is
+    divided by its RMS for the fit. After the fit, exponents are snapped to ``p/q`` (``q <= max_denominator``,
+    within ``snap_tol``) and the coefficients refitted by least squares; the snapped model is kept when its
+    training MSE is at most ``1 + 1e-3`` times the raw model's (plus 1e-12 of the variance), else the raw fit.
 
-    ``varpro=True`` (default, our robustness upgrade, not the paper's published recipe) replaces the free
-    alpha of the two Adam stages by its least-squares value given beta (variable projection); the L-BFGS-B
-    polish is joint as in the paper. ``varpro=False`` is the staged optimisation as published.
+    ``recipe='staged'`` with ``varpro=True`` (default; variable projection is our robustness upgrade, not the
+    paper's) eliminates alpha in the two Adam stages by its least-squares value given beta, and polishes
+    jointly with L-BFGS-B; ``varpro=False`` is the staged schedule as the brief reads it (free alpha, L1 on
+    exponents). ``recipe='authors'`` runs the authors' classifier optimiser on the squared error (mini-batch
+    Adam, L1 on constants and exponents, clip 1.0, their initialisation, early stopping; ``lr``,
+    ``batch_size``, ``epochs``, ``patience`` apply).
 
-    Parameters: ``n_terms`` K, ``lam`` the L1 weight on exponents (mean-squared loss on y / rms(y)),
-    ``restarts``, ``adam_steps`` / ``lr`` of the two Adam stages (K > 1), ``strong`` the stage-1 L1
-    multiplier, ``lbfgs_iter``, ``polish`` (restarts polished by L-BFGS-B), ``snap``, ``random_state``.
+    Parameters: ``n_terms`` K, ``lam`` the L1 weight (mean-squared loss on y / rms(y)), ``restarts``,
+    ``adam_steps`` / ``lr`` of the two Adam stages (staged, K > 1), ``strong`` the stage-1 L1 multiplier,
+    ``lbfgs_iter``, ``polish`` (restarts polished by L-BFGS-B), ``snap``, ``random_state``.
     """
 
     def __init__(self, n_terms: int = 1, lam: float = 1e-4, restarts: int = 4, adam_steps=(600, 300),
-                 lr=(0.05, 0.01), strong: float = 10.0, lbfgs_iter: int = 300, polish: int = 2,
-                 init_scale: float = 1.0, varpro: bool = True, snap: bool = True, max_denominator: int = 6,
+                 lr=None, strong: float = 10.0, lbfgs_iter: int = 300, polish: int = 2,
+                 init_scale: float = 1.0, varpro: bool = True, recipe: str = "staged", batch_size: int = 64,
+                 epochs: int = 800, patience: int = 50, snap: bool = True, max_denominator: int = 6,
                  snap_tol: float = 0.02, random_state: int = 0):
         self.n_terms = n_terms
         self.lam = lam
@@ -86,6 +119,10 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
         self.polish = polish
         self.init_scale = init_scale
         self.varpro = varpro
+        self.recipe = recipe
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.patience = patience
         self.snap = snap
         self.max_denominator = max_denominator
         self.snap_tol = snap_tol
@@ -94,28 +131,33 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True
+        tags.regressor_tags.poor_score = True  # a K-term signomial is a narrow model class on generic data
         return tags
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         check_positive(X, type(self).__name__)
-        if int(self.n_terms) < 1:
-            raise ValueError(f"n_terms must be >= 1, got {self.n_terms}")
-        if not self.lam >= 0:
-            raise ValueError(f"lam must be >= 0, got {self.lam}")
+        _check_recipe(self.recipe, self.restarts, self.lam, self.n_terms)
         scale = float(np.sqrt(np.mean(y ** 2))) or 1.0
-        res = fit_signomial(np.log(X), y / scale, task="sr", n_terms=self.n_terms, lam=self.lam,
-                            restarts=self.restarts, adam_steps=tuple(self.adam_steps), lr=tuple(self.lr),
-                            strong=self.strong, lbfgs_iter=self.lbfgs_iter, polish=self.polish,
-                            init_scale=self.init_scale, varpro=self.varpro, seed=self.random_state)
+        if self.recipe == "authors":
+            res = fit_signomial_authors(np.log(X), y / scale, task="sr", n_terms=self.n_terms, lam=self.lam,
+                                        lr=AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr),
+                                        batch_size=self.batch_size, epochs=self.epochs, patience=self.patience,
+                                        restarts=self.restarts, seed=self.random_state)
+        else:
+            res = fit_signomial(np.log(X), y / scale, task="sr", n_terms=self.n_terms, lam=self.lam,
+                                restarts=self.restarts, adam_steps=tuple(self.adam_steps),
+                                lr=(0.05, 0.01) if self.lr is None else tuple(self.lr), strong=self.strong,
+                                lbfgs_iter=self.lbfgs_iter, polish=self.polish, init_scale=self.init_scale,
+                                varpro=self.varpro, seed=self.random_state)
         self.raw_alpha_ = res.alpha[0] * scale
         self.raw_beta_ = res.beta[0]
         self.objective_ = res.objective
         coef, expo, snapped = self.raw_alpha_, self.raw_beta_, False
         if self.snap:
-            c2, e2, ok = _snap_refit(self.raw_alpha_, self.raw_beta_, X, y, self.max_denominator, self.snap_tol)
-            mse_raw = np.mean((y - signomial_scores(X, self.raw_alpha_[None], self.raw_beta_[None])[:, 0]) ** 2)
-            mse_snap = np.mean((y - np.exp(np.log(X) @ e2.T) @ c2) ** 2)
+            c2, e2, ok = _snap_refit(self.raw_beta_, X, y, self.max_denominator, self.snap_tol)
+            mse_raw = np.mean((y - design_matrix(X, self.raw_beta_) @ self.raw_alpha_) ** 2)
+            mse_snap = np.mean((y - design_matrix(X, e2) @ c2) ** 2)
             if mse_snap <= (1 + 1e-3) * mse_raw + 1e-12 * np.var(y):
                 coef, expo, snapped = c2, e2, ok
         self.coef_ = np.asarray(coef, float)
@@ -127,7 +169,7 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         check_positive(X, type(self).__name__)
-        return np.exp(np.log(X) @ self.exponents_.T) @ self.coef_
+        return design_matrix(X, self.exponents_) @ self.coef_
 
     @property
     def terms_(self) -> dict | None:
@@ -144,8 +186,7 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
     def to_sympy(self, feature_names=None, digits: int = 6) -> sp.Expr:
         """The fitted equation as a sympy expression (rational exponents when snapped)."""
         check_is_fitted(self, "coef_")
-        names = feature_names or getattr(self, "feature_names_in_", None) or [f"x{j}" for j in range(self.n_features_in_)]
-        syms = [sp.Symbol(str(n), positive=True) for n in names]
+        syms = _feature_symbols(self, feature_names)
         out = sp.Integer(0)
         for c, row in zip(self.coef_, self.exponents_):
             powers = [s ** (sp.Rational(Fraction(float(b)).limit_denominator(self.max_denominator)) if self.snapped_
@@ -154,49 +195,81 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
         return out
 
 
+def auto_batch_size(batch_size, n: int) -> int:
+    """``batch_size``, or for ``'auto'`` 64 below 1000 training rows and 256 from there on (both in the authors'
+    search space {32, 64, 128, 256}; the larger batch keeps an 800-epoch run affordable on larger data)."""
+    if batch_size == "auto":
+        return 64 if n < 1000 else 256
+    if isinstance(batch_size, str) or int(batch_size) < 1:
+        raise ValueError(f"batch_size must be a positive integer or 'auto', got {batch_size!r}")
+    return int(batch_size)
+
+
 WARM_SCALE = 5.0
+"""Amplitude of the first term of the log-linear warm start (see :func:`loglinear_warm_start`)."""
 
 
-def _loglinear_warm_start(U: np.ndarray, yi: np.ndarray, C: int, K: int, w=None):
-    """Restart-0 parameters from a logistic regression on log-features (see SignomialClassifier)."""
+def loglinear_warm_start(U: np.ndarray, yi: np.ndarray, C: int, K: int, w=None):
+    """Staged recipe, restart 0 (ours; K > 1): a signomial equal to first order to a logistic regression on
+    the log-features ``U = log x~``, expanded at the training mean ``u0``.
+
+    With ``LR(u) = b + c . u`` (one logit for two classes, one per class otherwise), term 1 is
+    ``S exp(-beta . u0) exp(beta . u)`` with ``beta = clip(c / S, -1, 1)`` and ``S = WARM_SCALE``, and term K
+    the constant ``b + c . u0 - S``: their sum is ``b + c . u`` to first order around ``u0``, so the start
+    follows the logistic regression's decisions near the bulk of the data. The previous version expanded
+    at ``u = 0``, i.e. at the corner x~ = 1 of the [1, 10] feature box: on breast_cancer its first term was
+    ``exp(beta . u)`` with ``beta . u`` in [-8, -1.3], the start predicted a single class, and the staged
+    schedule did not recover from it with one restart (training accuracy 0.627, the majority class).
+    """
     from sklearn.linear_model import LogisticRegression
 
-    lr = LogisticRegression(C=1.0, max_iter=2000).fit(U, yi, sample_weight=w)
+    lr = LogisticRegression(C=1.0, max_iter=5000).fit(U, yi, sample_weight=w)
     coef, icpt = np.atleast_2d(lr.coef_), np.atleast_1d(lr.intercept_)
     Cs = 1 if C == 2 else C
+    coef, icpt = coef[:Cs], icpt[:Cs]
+    u0 = U.mean(0)
     alpha = np.zeros((Cs, K))
     beta = np.zeros((Cs, K, U.shape[1]))
-    alpha[:, 0] = WARM_SCALE
-    alpha[:, -1] = icpt[:Cs] - WARM_SCALE
-    beta[:, 0] = np.clip(coef[:Cs] / WARM_SCALE, -1.0, 1.0)
+    beta[:, 0] = np.clip(coef / WARM_SCALE, -1.0, 1.0)
+    alpha[:, 0] = WARM_SCALE * np.exp(-(beta[:, 0] * u0).sum(1))
+    alpha[:, -1] = icpt + coef @ u0 - WARM_SCALE
     return alpha, beta
 
 
 class SignomialClassifier(ClassifierMixin, BaseEstimator):
     """ECSEL classification: ``p(y = c | x) = softmax_c z_c(x~)`` with K-term signomials (Eq. 1-2).
 
-    ``feature_map='unit'`` applies the paper's map ``x~_j = 1 + 9 (x_j - min_j) / (max_j - min_j)``
-    (train-set min/max, test values clipped to [1, 10]); ``'none'`` uses the raw features, which must then
-    be strictly positive (exponents keep their physical meaning only then, brief pitfall 1). One signomial
-    per class and softmax; for two classes and K > 1 one signomial z and ``p(y=1) = sigmoid(z)`` (the
-    paper's binary form, which also fixes the reference class, brief pitfall 6); for two classes and K = 1
-    one power law per class (a single power-law logit has a fixed sign: it could never change class).
-    ``lam`` multiplies ``sum |beta|`` added to the *mean* cross-entropy (the paper's PaySim
-    ``lam = 2e4`` is on a summed loss; divide by N to compare, brief pitfall 5).
+    ``feature_map='unit'`` applies the min-max map ``x~_j = lo + (hi - lo) (x_j - min_j) / (max_j - min_j)``
+    (train-set min/max, test values clipped to the range) with ``(lo, hi) = feature_range``, by default the
+    paper's [1, 10] for ``recipe='staged'`` and the authors' scripts' (0.01, 10.01) for ``recipe='authors'``;
+    ``'none'`` uses the raw features, which must then be strictly positive (exponents keep their physical
+    meaning only then, brief pitfall 1); the fit then runs on ``x / g`` (g the training geometric mean; unit
+    invariance: beta unchanged, alpha absorbs ``g**-beta``).
 
-    ``warm_start='loglinear'`` (K > 1; our choice, the paper's initialisation is not known) starts restart 0
-    at the linearisation of a logistic regression on ``log x~``: ``z ~ (alpha_1 + alpha_K) + alpha_1 beta_1 . log x~``
-    with ``alpha_1 = WARM_SCALE``, the other restarts are random. Without it every restart on the case
-    studies fell into the same local minimum (a single negative term).
+    ``recipe='authors'``: the authors' released recipe (:func:`icml26.ecsel.model.fit_signomial_authors`),
+    one sigmoid logit for every binary problem, ``lam`` on constants and exponents, ``lr`` (float),
+    ``batch_size`` (an integer or ``'auto'``, :func:`auto_batch_size`), ``epochs``, ``patience``.
+    ``recipe='staged'``: the brief's staged schedule
+    (:func:`icml26.ecsel.model.fit_signomial`), L1 on the exponents only; for two classes and K > 1 one
+    sigmoid logit, for K = 1 one power law per class (a single power law has a fixed sign: with threshold
+    0.5 it could never change class); ``warm_start='loglinear'`` (K > 1, ours) starts restart 0 from
+    :func:`loglinear_warm_start`, the other restarts are random.
+
+    ``threshold``: binary problems predict class 1 when ``p(y = 1) >= threshold`` (the authors tune it in
+    {0.4, 0.5, 0.6, 0.7}). ``lam`` multiplies the L1 sum added to the *mean* cross-entropy (as in the
+    authors' code; a lam quoted for a summed loss would be N times larger).
     """
 
-    def __init__(self, n_terms: int = 1, lam: float = 1e-3, feature_map: str = "unit", restarts: int = 3,
-                 adam_steps=(300, 150), lr=(0.05, 0.01), strong: float = 10.0, lbfgs_iter: int = 300,
-                 polish: int = 2, init_scale: float = 0.5, warm_start: str | None = "loglinear", class_weight=None,
-                 random_state: int = 0):
+    def __init__(self, n_terms: int = 1, lam: float = 1e-3, feature_map: str = "unit", feature_range=None,
+                 recipe: str = "staged", restarts: int = 3, adam_steps=(300, 150), lr=None, strong: float = 10.0,
+                 lbfgs_iter: int = 300, polish: int = 2, init_scale: float = 0.5, warm_start: str | None = "loglinear",
+                 batch_size: int = 64, epochs: int = 800, patience: int = 50, threshold: float = 0.5,
+                 class_weight=None, random_state: int = 0):
         self.n_terms = n_terms
         self.lam = lam
         self.feature_map = feature_map
+        self.feature_range = feature_range
+        self.recipe = recipe
         self.restarts = restarts
         self.adam_steps = adam_steps
         self.lr = lr
@@ -205,21 +278,39 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         self.polish = polish
         self.init_scale = init_scale
         self.warm_start = warm_start
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.patience = patience
+        self.threshold = threshold
         self.class_weight = class_weight
         self.random_state = random_state
+
+    def _range(self) -> tuple[float, float]:
+        if self.feature_range is not None:
+            lo, hi = map(float, self.feature_range)
+        else:
+            lo, hi = AUTHORS_RANGE if self.recipe == "authors" else PAPER_RANGE
+        if not 0 < lo < hi:
+            raise ValueError(f"feature_range must be (lo, hi) with 0 < lo < hi, got {self.feature_range!r}")
+        return lo, hi
 
     def _map(self, X: np.ndarray) -> np.ndarray:
         if self.feature_map == "none":
             check_positive(X, f"{type(self).__name__}(feature_map='none')")
             return X
+        lo, hi = self._range()
         span = np.where(self.span_ > 0, self.span_, 1.0)
-        return np.clip(LOW + (HIGH - LOW) * (X - self.min_) / span, LOW, HIGH)
+        return np.clip(lo + (hi - lo) * (X - self.min_) / span, lo, hi)
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self.feature_map not in ("unit", "none"):
             raise ValueError(f"feature_map must be 'unit' or 'none', got {self.feature_map!r}")
+        _check_recipe(self.recipe, self.restarts, self.lam, self.n_terms)
+        if not 0 < float(self.threshold) < 1:
+            raise ValueError(f"threshold must be in (0, 1), got {self.threshold}")
+        self._range()
         self._le = LabelEncoder().fit(y)
         self.classes_ = self._le.classes_
         if len(self.classes_) < 2:
@@ -230,21 +321,31 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         if self.feature_map == "none":
             self.gmean_ = np.exp(np.log(Xm).mean(0))
             Xm = Xm / self.gmean_
+        U = np.log(Xm)
+        C, K = len(self.classes_), int(self.n_terms)
         w = None if self.class_weight is None else compute_sample_weight(self.class_weight, y)
-        ws = _loglinear_warm_start(np.log(Xm), yi, len(self.classes_), int(self.n_terms), w) \
-            if self.warm_start == "loglinear" and int(self.n_terms) > 1 else None
-        res = fit_signomial(np.log(Xm), yi, task="clf", warm_start=ws, n_classes=len(self.classes_), n_terms=self.n_terms,
-                            lam=self.lam, restarts=self.restarts, adam_steps=tuple(self.adam_steps),
-                            lr=tuple(self.lr), strong=self.strong, lbfgs_iter=self.lbfgs_iter, polish=self.polish,
-                            init_scale=self.init_scale, sample_weight=w, seed=self.random_state)
+        if self.recipe == "authors":
+            res = fit_signomial_authors(U, yi, task="clf", n_classes=C, n_terms=K, lam=self.lam,
+                                        lr=AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr),
+                                        batch_size=auto_batch_size(self.batch_size, len(U)), epochs=self.epochs,
+                                        patience=self.patience, restarts=self.restarts, sample_weight=w,
+                                        seed=self.random_state)
+        else:
+            ws = loglinear_warm_start(U, yi, C, K, w) if self.warm_start == "loglinear" and K > 1 else None
+            res = fit_signomial(U, yi, task="clf", warm_start=ws, n_classes=C, n_terms=K, lam=self.lam,
+                                restarts=self.restarts, adam_steps=tuple(self.adam_steps),
+                                lr=(0.05, 0.01) if self.lr is None else tuple(self.lr), strong=self.strong,
+                                lbfgs_iter=self.lbfgs_iter, polish=self.polish, init_scale=self.init_scale,
+                                sample_weight=w, seed=self.random_state)
         alpha, beta = res.alpha, res.beta
-        if self.feature_map == "none":  # fitted on x / g (unit invariance: beta unchanged, alpha absorbs g**-beta)
+        if self.feature_map == "none":
             alpha = alpha * np.exp(-np.einsum("ckm,m->ck", beta, np.log(self.gmean_)))
         self.alpha_, self.beta_, self.objective_ = alpha, beta, res.objective
+        self.epochs_ = res.epochs
         return self
 
     def transform_features(self, X) -> np.ndarray:
-        """The model's inputs x~ (the [1, 10] map, or X itself for feature_map='none')."""
+        """The model's inputs x~ (the min-max map, or X itself for feature_map='none')."""
         check_is_fitted(self, "alpha_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._map(X)
@@ -266,13 +367,15 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         check_is_fitted(self, "alpha_")
-        return self.classes_[np.argmax(self.predict_proba(X), 1)]
+        p = self.predict_proba(X)
+        if len(self.classes_) == 2:
+            return self.classes_[(p[:, 1] >= float(self.threshold)).astype(int)]
+        return self.classes_[np.argmax(p, 1)]
 
     def to_sympy(self, feature_names=None, digits: int = 4) -> list[sp.Expr]:
         """One sympy expression z_c(x~) per class (in the mapped features when feature_map='unit')."""
         check_is_fitted(self, "alpha_")
-        names = feature_names or getattr(self, "feature_names_in_", None) or [f"x{j}" for j in range(self.n_features_in_)]
-        syms = [sp.Symbol(str(n), positive=True) for n in names]
+        syms = _feature_symbols(self, feature_names)
         out = []
         for a_c, b_c in zip(self.alpha_, self.beta_):
             out.append(sum((sp.Float(a, digits) * sp.Mul(*[s ** sp.Float(b, digits) for s, b in zip(syms, row) if b != 0])

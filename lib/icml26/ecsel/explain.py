@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .feynman import design_matrix
+
 
 def _check(alpha, beta, X):
     alpha = np.atleast_1d(np.asarray(alpha, float))
@@ -34,13 +36,16 @@ def _check(alpha, beta, X):
 def term_values(alpha, beta, X) -> np.ndarray:
     """``z_k(x)`` for every row of X: (n, K)."""
     alpha, beta, X = _check(alpha, beta, X)
-    return np.exp(np.log(X) @ beta.T) * alpha
+    return design_matrix(X, beta) * alpha
 
 
 def elasticity(alpha, beta, X) -> np.ndarray:
     """Global elasticity ``E_j(x) = sum_k z_k(x) beta_kj / z(x)`` (n, m); needs z(x) != 0 (pitfall 7)."""
     zk = term_values(alpha, beta, X)
-    return (zk @ np.atleast_2d(beta)) / zk.sum(1, keepdims=True)
+    z = zk.sum(1, keepdims=True)
+    if np.any(z == 0):
+        raise ValueError("elasticity d log|z| / d log x is undefined where z(x) = 0 (brief pitfall 7)")
+    return (zk @ np.atleast_2d(beta)) / z
 
 
 def counterfactual(alpha, beta, X, j: int, q) -> np.ndarray:
@@ -73,8 +78,12 @@ def attribution(alpha, beta, x, baseline, expansion=None) -> np.ndarray:
 
 
 def log_score(alpha, beta, X) -> np.ndarray:
-    """``log z(x)`` (needs z > 0)."""
-    return np.log(term_values(alpha, beta, X).sum(1))
+    """``log z(x)``; z must be > 0 (log-space attributions are defined only there, brief pitfall 7)."""
+    z = term_values(alpha, beta, X).sum(1)
+    if np.any(z <= 0):
+        raise ValueError(f"log z needs z(x) > 0; {int(np.sum(z <= 0))} of {len(z)} rows have z <= 0 "
+                         "(read explanations per term or from class differences there)")
+    return np.log(z)
 
 
 def exact_shapley(value: Callable[[np.ndarray], float], x, baseline) -> np.ndarray:

@@ -69,9 +69,13 @@ class FeynmanEquation:
         lo = np.array([v[1] for v in self.variables], float)
         hi = np.array([v[2] for v in self.variables], float)
         X = rng.uniform(lo, hi, size=(int(n), self.n_vars))
-        f = sp.lambdify(self.symbols, self.expr, modules="numpy")
-        y = np.asarray(f(*X.T), dtype=float) * np.ones(len(X))
+        y = np.asarray(self.function(*X.T), dtype=float) * np.ones(len(X))
         return X, y
+
+    @cached_property
+    def function(self):
+        """The formula as a numpy function of the variables (lambdified once)."""
+        return sp.lambdify(self.symbols, self.expr, modules="numpy")
 
 
 def _parse_table() -> dict[str, FeynmanEquation]:
@@ -143,30 +147,30 @@ def snap_value(b: float, max_den: int = 6, tol: float = 0.02) -> Fraction | None
     return None
 
 
-def terms_from_params(alpha, beta, max_den: int = 6, tol: float = 0.02) -> Terms | None:
-    """Snap a fitted signomial (alpha (K,), beta (K, m)) to ``{exponent tuple: coef}``; None if a term cannot snap."""
-    out: Terms = {}
-    for a, row in zip(np.atleast_1d(alpha), np.atleast_2d(beta)):
-        snapped = tuple(snap_value(float(b), max_den, tol) for b in row)
-        if any(s is None for s in snapped):
-            return None
-        out[snapped] = out.get(snapped, 0.0) + float(a)
-    return out
-
-
 def design_matrix(X: np.ndarray, exps) -> np.ndarray:
-    """``Phi[i, k] = prod_j X[i, j] ** exps[k][j]`` (computed in log space)."""
+    """``Phi[i, k] = prod_j X[i, j] ** exps[k][j]`` (computed in log space; ``exps`` an array (K, m) or a list
+    of exponent tuples, Fractions allowed). The one implementation of a signomial's term matrix."""
     E = np.array([[float(v) for v in e] for e in exps], float).reshape(len(exps), X.shape[1])
     return np.exp(np.log(X) @ E.T)
 
 
-def refit_terms(exps, X: np.ndarray, y: np.ndarray) -> Terms:
-    """Least-squares coefficients for a fixed set of monomials (z is linear in alpha given beta)."""
+def refit_terms(exps, X: np.ndarray, y: np.ndarray, prune: bool = False) -> Terms:
+    """Least-squares coefficients for a fixed set of monomials (z is linear in alpha given beta).
+
+    ``prune``: drop the monomials whose fitted contribution is numerically null (``|c_k| rms(Phi_k) <= 1e-9
+    rms(y)``) and refit, the rule ECSEL's own snap-and-refit applies (so a baseline whose expression carries
+    cancelling terms, ``a x - a x``, is judged like ECSEL).
+    """
     exps = list(dict.fromkeys(exps))
     if not exps:
         return {}
     Phi = design_matrix(X, exps)
     coef, *_ = np.linalg.lstsq(Phi, y, rcond=None)
+    if prune:
+        keep = np.abs(coef) * np.sqrt(np.mean(Phi ** 2, 0)) > 1e-9 * (np.sqrt(np.mean(y ** 2)) + 1e-300)
+        if keep.any() and not keep.all():
+            exps = [e for e, k in zip(exps, keep) if k]
+            coef, *_ = np.linalg.lstsq(Phi[:, keep], y, rcond=None)
     return dict(zip(exps, coef.tolist()))
 
 

@@ -1,20 +1,27 @@
-"""The ECSEL signomial model and its staged optimisation (paper Sec. 3, Eq. 1-3; brief Sec. 2).
+"""The ECSEL signomial model and two ways of fitting it (paper Eq. 1-3; research brief Sec. 2).
 
-Model (Eq. 1): per class c, ``z_c(x) = sum_k alpha_ck prod_j x_j**beta_ckj = sum_k alpha_ck exp(beta_ck . log x)``.
-Losses (Eq. 2-3): mean squared error (symbolic regression, one signomial) or mean cross-entropy of
-``softmax_c z_c`` (classification, one signomial per class; for two classes and K > 1 one signomial
-and ``sigmoid(z)``), plus ``lam * sum |beta|`` (L1 on the
-exponents only: a zero exponent drops a feature from a term).
+Model (brief Eq. 1): per class c, ``z_c(x) = sum_k alpha_ck prod_j x_j**beta_ckj = sum_k alpha_ck exp(beta_ck . log x)``.
+Losses (brief Eq. 2-3): mean squared error (symbolic regression, one signomial) or cross-entropy of
+``softmax_c z_c`` (classification, one signomial per class; for two classes one signomial and ``sigmoid(z)``),
+plus an L1 penalty.
 
-Staged optimisation (Sec. 3.3):
+Sources. The paper's text was not retrievable here; the brief's reading of it (third-party notes) is
+"staged optimisation": L-BFGS-B for K = 1, Adam with a strong L1 then a reduced L1 then L-BFGS polishing
+for K > 1. The authors' released classifier (``ecsel.py``, public code, read for its recipe and not copied)
+does something else: **one stage of mini-batch Adam** on the L1-penalised cross-entropy, L1 on **both the
+constants and the exponents**, gradient-norm clipping at 1.0, constants drawn from N(1, 5), exponents 0 with
+probability 0.7 and N(0, 1) otherwise, early stopping on the training loss, several restarts. Both are here:
 
-* K = 1: L-BFGS-B on the smooth split form ``beta = beta_plus - beta_minus``, ``beta_pm >= 0``, whose
-  L1 term is linear, ``lam * sum (beta_plus + beta_minus)``; multi-start over random initialisations.
-* K > 1: Adam with a strong L1 (``strong * lam``, structure discovery), Adam with the reduced L1
-  (refinement), each step followed by a soft-threshold (proximal) step so that exponents reach exact
-  zeros, then L-BFGS-B polishing of the best Adam iterate; the restarts run as one batch.
+* :func:`fit_signomial` -- the staged schedule as the brief reads it (``recipe='staged'`` of the estimators):
+  K = 1: L-BFGS-B on the smooth split form ``beta = beta_plus - beta_minus``, ``beta_pm >= 0``, whose L1 term
+  is linear; K > 1: Adam with ``strong * lam`` then Adam with ``lam`` (each step followed by a soft threshold
+  of the exponents, a heuristic proximal step: it is not the exact proximal operator of Adam's scaled
+  metric), then L-BFGS-B polishing of the ``polish`` best restarts. L1 on the exponents only. Optional
+  variable projection (``varpro``, SR only, ours): alpha is the least-squares solution given beta.
+* :func:`fit_signomial_authors` -- the authors' recipe (``recipe='authors'``), as described above.
 
-All computation is float64 on the CPU; exponents are clipped to ``|beta| <= BETA_MAX`` (brief pitfall 3).
+All computation is float64 on the CPU; exponents of the staged fit are clipped to ``|beta| <= BETA_MAX``
+(brief pitfall 3).
 """
 from __future__ import annotations
 
@@ -36,34 +43,55 @@ class FitResult:
     beta: np.ndarray
     objective: float
     restart_objectives: list[float] = field(default_factory=list)
+    epochs: int | None = None
+
+
+def _check_fit_inputs(logX, y, task: str, n_terms: int, lam: float, restarts: int):
+    if task not in ("sr", "clf"):
+        raise ValueError(f"task must be 'sr' or 'clf', got {task!r}")
+    logX = np.asarray(logX, float)
+    if logX.ndim != 2 or len(logX) != len(np.asarray(y)):
+        raise ValueError(f"logX must be (n, m) with one target per row, got {logX.shape} and {np.shape(y)}")
+    if not np.all(np.isfinite(logX)):
+        raise ValueError("logX must be finite (log of strictly positive inputs)")
+    if int(n_terms) < 1 or int(restarts) < 1:
+        raise ValueError(f"n_terms and restarts must be >= 1, got {n_terms} and {restarts}")
+    if not lam >= 0:
+        raise ValueError(f"lam must be >= 0, got {lam}")
+    return logX
 
 
 def _scores(logX: torch.Tensor, alpha: torch.Tensor, beta: torch.Tensor) -> torch.Tensor:
-    """Eq. 1 for a batch of restarts: alpha (R, C, K), beta (R, C, K, m) -> z (R, n, C)."""
-    expo = torch.einsum("nm,rckm->rnck", logX, beta).clamp(max=_LOG_CLIP)
+    """Eq. 1 for a batch of restarts: logX (n, m) or (R, n, m), alpha (R, C, K), beta (R, C, K, m) -> z (R, n, C)."""
+    spec = "nm,rckm->rnck" if logX.dim() == 2 else "rnm,rckm->rnck"
+    expo = torch.einsum(spec, logX, beta).clamp(max=_LOG_CLIP)
     return (torch.exp(expo) * alpha[:, None]).sum(-1)
 
 
 def _data_loss(task: str, z: torch.Tensor, y: torch.Tensor, w: torch.Tensor | None) -> torch.Tensor:
-    """Per-restart data loss (R,): MSE of z[..., 0] (task 'sr') or weighted mean cross-entropy ('clf')."""
+    """Per-restart data loss (R,) of the staged schedule: MSE of z[..., 0] (task 'sr') or weighted mean
+    cross-entropy ('clf'); ``y`` is (n,) or (R, n)."""
     if task == "sr":
         return ((z[..., 0] - y) ** 2).mean(-1)
     if z.shape[-1] == 1:  # binary: one signomial, p(y=1) = sigmoid(z) = softmax([0, z])
         z = torch.cat([torch.zeros_like(z), z], dim=-1)
     logp = torch.log_softmax(z, dim=-1)
-    nll = -logp.gather(-1, y.expand(z.shape[0], -1)[..., None])[..., 0]
+    yy = y.expand(z.shape[0], -1) if y.dim() == 1 else y
+    nll = -logp.gather(-1, yy[..., None])[..., 0]
     if w is None:
         return nll.mean(-1)
     return (nll * w).sum(-1) / w.sum()
 
 
 def _init(task: str, logX, y, R: int, C: int, K: int, m: int, gen: torch.Generator, init_scale: float):
+    """Staged recipe's starting points (ours): beta ~ U(-1, 1) * init_scale; alpha by least squares (SR) or
+    small terms of alternating sign across restarts (classification; for K > 1 the last term an intercept)."""
     beta = (torch.rand(R, C, K, m, generator=gen, dtype=torch.float64) * 2 - 1) * init_scale
     if task == "sr":  # alpha by least squares given beta (z is linear in alpha)
         Phi = torch.exp(torch.einsum("nm,rkm->rnk", logX, beta[:, 0]).clamp(max=_LOG_CLIP))
         alpha = torch.linalg.lstsq(Phi, y.expand(R, -1)[..., None], driver="gelsd").solution[..., 0][:, None]
         alpha = torch.nan_to_num(alpha).clamp(-1e3, 1e3)
-    else:  # small terms of alternating sign across restarts; for K > 1 the last term starts as an intercept
+    else:
         alpha = 0.1 * torch.rand(R, C, K, generator=gen, dtype=torch.float64) + 0.05
         alpha = alpha * torch.where(torch.arange(R) % 2 == 0, 1.0, -1.0).to(alpha)[:, None, None]
         if K > 1:
@@ -73,18 +101,30 @@ def _init(task: str, logX, y, R: int, C: int, K: int, m: int, gen: torch.Generat
 
 
 def _projected_alpha(logX: torch.Tensor, y: torch.Tensor, beta: torch.Tensor, ridge: float = 1e-10) -> torch.Tensor:
-    """Variable projection (SR): the least-squares alpha (R, 1, K) given beta (R, 1, K, m), differentiable."""
+    """Variable projection (SR): the least-squares alpha (R, 1, K) given beta (R, 1, K, m), differentiable.
+
+    Solved by a QR factorisation of the column-normalised design matrix stacked on ``sqrt(ridge) * I`` (a
+    ridge that keeps coinciding terms solvable) rather than by the normal equations, which would square the
+    condition number of power columns whose values span several decades.
+    """
     Phi = torch.exp(torch.einsum("nm,rkm->rnk", logX, beta[:, 0]).clamp(max=_LOG_CLIP))
-    G = Phi.transpose(1, 2) @ Phi
-    G = G + ridge * (torch.diagonal(G, dim1=1, dim2=2).mean(-1)[:, None, None] + 1e-300) * torch.eye(G.shape[-1], dtype=G.dtype)
-    return torch.linalg.solve(G, Phi.transpose(1, 2) @ y[None, :, None])[..., 0][:, None]
+    norms = Phi.pow(2).mean(1, keepdim=True).sqrt().clamp(min=1e-300)
+    P = Phi / norms
+    K = P.shape[-1]
+    A = torch.cat([P, (ridge ** 0.5) * torch.eye(K, dtype=P.dtype).expand(P.shape[0], K, K)], dim=1)
+    b = torch.cat([y.expand(P.shape[0], -1), torch.zeros(P.shape[0], K, dtype=P.dtype)], dim=1)[..., None]
+    Q, Rm = torch.linalg.qr(A)
+    coef = torch.linalg.solve_triangular(Rm, Q.transpose(1, 2) @ b, upper=True)[..., 0]
+    return (coef / norms[:, 0])[:, None]
 
 
 def _adam_stage(task, logX, y, w, alpha, beta, lam: float, lr: float, steps: int, clip: float = 10.0,
                 varpro: bool = False):
-    """Adam on (alpha, beta) with a proximal soft-threshold on beta after each step; returns the best iterate.
+    """Full-batch Adam on (alpha, beta) with a soft threshold of beta after each step; returns the best iterate.
 
-    With ``varpro`` (SR only) alpha is not a free parameter but the least-squares solution given beta.
+    The soft threshold by ``lr * lam`` is a heuristic proximal step (it gives exact zeros; it is not the exact
+    proximal map of Adam's diagonal metric). With ``varpro`` (SR only) alpha is not a free parameter but the
+    least-squares solution given beta.
     """
     alpha = alpha.clone().requires_grad_(True)
     beta = beta.clone().requires_grad_(True)
@@ -107,7 +147,7 @@ def _adam_stage(task, logX, y, w, alpha, beta, lam: float, lr: float, steps: int
             torch.nan_to_num_(p.grad, nan=0.0, posinf=0.0, neginf=0.0)
         torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
-        with torch.no_grad():  # proximal step for lam * |beta|_1 (exact zeros), then the range clip
+        with torch.no_grad():  # soft threshold for lam * |beta|_1 (exact zeros), then the range clip
             thr = lr * lam
             beta.copy_(torch.sign(beta) * (beta.abs() - thr).clamp(min=0.0))
             beta.clamp_(-BETA_MAX, BETA_MAX)
@@ -144,26 +184,25 @@ def fit_signomial(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int 
                   lr: tuple[float, float] = (0.05, 0.01), strong: float = 10.0, lbfgs_iter: int = 300,
                   polish: int = 2, init_scale: float = 1.0, sample_weight: np.ndarray | None = None,
                   varpro: bool = False, warm_start=None, seed: int = 0) -> FitResult:
-    """Fit Eq. 1 under the loss of Eq. 2 (``task='clf'``) or Eq. 3 (``task='sr'``) by the staged optimisation.
+    """Fit Eq. 1 under the loss of Eq. 2 (``task='clf'``) or Eq. 3 (``task='sr'``) by the staged schedule.
 
     ``logX`` is ``log x`` (n, m) of strictly positive inputs; ``y`` the target (sr) or class indices (clf).
     K = 1 runs L-BFGS-B from ``restarts`` random starts; K > 1 runs the two Adam stages on all restarts as
-    one batch and polishes the ``polish`` best with L-BFGS-B. Returns the restart of lowest objective.
+    one batch and polishes the ``polish`` best with L-BFGS-B. ``warm_start=(alpha (C, K), beta (C, K, m))``
+    replaces restart 0. Returns the restart of lowest objective.
+
+    Binary classification: with K > 1 one signomial logit and a sigmoid; with K = 1 one power law per class
+    and a softmax (a single power law has a fixed sign, so with the 0.5 threshold it could never change class).
     """
-    if task not in ("sr", "clf"):
-        raise ValueError(f"task must be 'sr' or 'clf', got {task!r}")
-    # binary with K > 1: one logit signomial (sigmoid); with K = 1 one power law per class (a single power-law
-    # logit has a fixed sign and could never cross the decision threshold)
+    logX = _check_fit_inputs(logX, y, task, n_terms, lam, restarts)
     C = 1 if task == "sr" or (int(n_classes) == 2 and int(n_terms) > 1) else int(n_classes)
     K, m = int(n_terms), logX.shape[1]
-    if K < 1 or restarts < 1:
-        raise ValueError("n_terms and restarts must be >= 1")
     gen = torch.Generator().manual_seed(int(seed))
-    lx = torch.as_tensor(np.asarray(logX, float), dtype=torch.float64)
+    lx = torch.as_tensor(logX, dtype=torch.float64)
     yt = torch.as_tensor(np.asarray(y), dtype=torch.float64 if task == "sr" else torch.long)
     w = None if sample_weight is None else torch.as_tensor(np.asarray(sample_weight, float), dtype=torch.float64)
     alpha, beta = _init(task, lx, yt, int(restarts), C, K, m, gen, init_scale)
-    if warm_start is not None:  # replace restart 0 by a given starting point (alpha (C, K), beta (C, K, m))
+    if warm_start is not None:
         alpha[0] = torch.as_tensor(warm_start[0], dtype=torch.float64)
         beta[0] = torch.as_tensor(warm_start[1], dtype=torch.float64)
     if K > 1:
@@ -179,6 +218,119 @@ def fit_signomial(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int 
         results.append((f if np.isfinite(f) else np.inf, a, b))
     f, a, b = min(results, key=lambda t: t[0])
     return FitResult(alpha=a, beta=b, objective=float(f), restart_objectives=[float(t[0]) for t in results])
+
+
+def authors_init(rng: np.random.Generator, C: int, K: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The authors' initialisation: constants ~ N(1, 5); each exponent 0 with probability 0.7, else N(0, 1).
+
+    Drawn term by term in the order of their flat parameter layout (class, term, [constant, exponents]).
+    """
+    alpha = np.zeros((C, K))
+    beta = np.zeros((C, K, m))
+    for c in range(C):
+        for k in range(K):
+            alpha[c, k] = rng.normal(1.0, 5.0)
+            for j in range(m):
+                if rng.random() < 0.3:
+                    beta[c, k, j] = rng.normal(0.0, 1.0)
+    return alpha, beta
+
+
+def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int = 1, n_terms: int = 2,
+                          lam: float = 1e-3, lr: float = 2e-3, batch_size: int = 64, epochs: int = 800,
+                          patience: int = 50, min_delta: float = 1e-6, restarts: int = 1, clip: float = 1.0,
+                          sample_weight: np.ndarray | None = None, seed: int = 0) -> FitResult:
+    """The authors' recipe: single-stage mini-batch Adam on ``loss + lam * (sum|alpha| + sum|beta|)``.
+
+    As in the released ``ecsel.py``: per restart r a generator seeded ``seed + r`` draws the initialisation
+    (:func:`authors_init`) and each epoch's shuffle; every mini-batch step clips the gradient (of the
+    penalised loss) to norm ``clip``, skips a non-finite gradient, and takes a bias-corrected Adam step
+    (betas 0.9, 0.999, eps 1e-8); the epoch's training loss is the sample-weighted mean of the penalised
+    batch losses evaluated after each update; the best epoch's parameters are kept, and a restart stops after
+    ``patience`` epochs without an improvement larger than ``min_delta``; the restart of lowest best loss wins.
+    Binary classification is one signomial logit and a sigmoid; multi-class a softmax whose cross-entropy
+    is averaged over the n x C one-hot entries, as theirs is. For ``task='sr'`` (the authors released no SR
+    code: this is their classifier's optimiser transplanted) the loss is the mean squared error.
+
+    The restarts run side by side as one batch (each with its own shuffle and early stop), which gives the
+    same iterates as running them one after the other. ``sample_weight`` (ours; the authors' loss is
+    unweighted) makes each batch loss a weighted mean.
+    """
+    logX = _check_fit_inputs(logX, y, task, n_terms, lam, restarts)
+    if int(batch_size) < 1 or int(epochs) < 1 or int(patience) < 1 or not lr > 0:
+        raise ValueError(f"batch_size, epochs, patience must be >= 1 and lr > 0, got {batch_size}, {epochs}, "
+                         f"{patience}, {lr}")
+    n, m = logX.shape
+    C = 1 if task == "sr" or int(n_classes) == 2 else int(n_classes)
+    K, R = int(n_terms), int(restarts)
+    rngs = [np.random.default_rng(int(seed) + r) for r in range(R)]
+    inits = [authors_init(g, C, K, m) for g in rngs]
+    alpha = torch.tensor(np.stack([a for a, _ in inits]), dtype=torch.float64, requires_grad=True)
+    beta = torch.tensor(np.stack([b for _, b in inits]), dtype=torch.float64, requires_grad=True)
+    lx = torch.as_tensor(logX, dtype=torch.float64)
+    yt = torch.as_tensor(np.asarray(y), dtype=torch.float64 if task == "sr" else torch.long)
+    wt = None if sample_weight is None else torch.as_tensor(np.asarray(sample_weight, float), dtype=torch.float64)
+    ybin = task == "clf" and C == 1
+
+    def penalised(lxb, yb, wb):
+        z = _scores(lxb, alpha, beta)
+        if task == "sr":
+            per = (z[..., 0] - yb) ** 2
+        elif ybin:  # sigmoid cross-entropy on one logit
+            zz = z[..., 0].clamp(-500, 500)
+            per = torch.nn.functional.binary_cross_entropy_with_logits(zz, yb.to(zz.dtype), reduction="none")
+        else:  # softmax cross-entropy averaged over the n x C one-hot entries, as the authors'
+            per = -torch.log_softmax(z, dim=-1).gather(-1, yb[..., None])[..., 0] / z.shape[-1]
+        data = per.mean(-1) if wb is None else (per * wb).sum(-1) / wb.sum(-1)
+        return data + lam * (alpha.abs().sum((1, 2)) + beta.abs().sum((1, 2, 3)))
+
+    m1 = [torch.zeros_like(alpha), torch.zeros_like(beta)]
+    m2 = [torch.zeros_like(alpha), torch.zeros_like(beta)]
+    t = torch.zeros(R, dtype=torch.float64)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    best_loss = torch.full((R,), float("inf"), dtype=torch.float64)
+    best_a, best_b = alpha.detach().clone(), beta.detach().clone()
+    wait = torch.zeros(R, dtype=torch.long)
+    active = torch.ones(R, dtype=torch.bool)
+    epoch = 0
+    for epoch in range(int(epochs)):
+        perms = torch.as_tensor(np.stack([g.permutation(n) for g in rngs]))  # (R, n)
+        epoch_loss = torch.zeros(R, dtype=torch.float64)
+        for start in range(0, n, int(batch_size)):
+            idx = perms[:, start:start + int(batch_size)]
+            lxb, yb, wb = lx[idx], yt[idx], None if wt is None else wt[idx]
+            alpha.grad = beta.grad = None
+            penalised(lxb, yb, wb).sum().backward()
+            ga, gb = alpha.grad, beta.grad
+            norm = torch.sqrt(ga.pow(2).sum((1, 2)) + gb.pow(2).sum((1, 2, 3)))
+            finite = torch.isfinite(norm)
+            scale = torch.where(norm > clip, clip / norm, torch.ones_like(norm))
+            step = active & finite
+            with torch.no_grad():
+                t = t + step.to(t.dtype)
+                for i, (p, g) in enumerate(((alpha, ga), (beta, gb))):
+                    shape = (-1,) + (1,) * (p.dim() - 1)
+                    g = torch.nan_to_num(g * scale.view(shape))
+                    s = step.view(shape)
+                    m1[i] = torch.where(s, b1 * m1[i] + (1 - b1) * g, m1[i])
+                    m2[i] = torch.where(s, b2 * m2[i] + (1 - b2) * g * g, m2[i])
+                    tt = t.clamp(min=1).view(shape)
+                    upd = lr * (m1[i] / (1 - b1 ** tt)) / (torch.sqrt(m2[i] / (1 - b2 ** tt)) + eps)
+                    p.sub_(torch.where(s, upd, torch.zeros_like(upd)))
+                after = penalised(lxb, yb, wb)
+                epoch_loss += torch.where(torch.isfinite(after), after, torch.zeros_like(after)) * idx.shape[1]
+        with torch.no_grad():
+            monitored = torch.where(active, epoch_loss / n, best_loss)
+            better = active & (monitored < best_loss - min_delta)
+            best_loss = torch.where(better, monitored, best_loss)
+            best_a[better], best_b[better] = alpha.detach()[better], beta.detach()[better]
+            wait = torch.where(better, torch.zeros_like(wait), wait + active.long())
+            active = active & (wait < int(patience))
+        if not bool(active.any()):
+            break
+    r = int(torch.argmin(torch.nan_to_num(best_loss, nan=float("inf"))))
+    return FitResult(alpha=best_a[r].numpy().copy(), beta=best_b[r].numpy().copy(), objective=float(best_loss[r]),
+                     restart_objectives=best_loss.tolist(), epochs=epoch + 1)
 
 
 def signomial_scores(X: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:

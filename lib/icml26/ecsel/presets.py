@@ -1,46 +1,73 @@
 """Sizes of the ecsel chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
-Measured wall times of the whole notebook on the shared 2-core machine are in the chapter's report
-(smoke target <= 60 s, book <= 5 min); ``full`` runs for tens of minutes to hours.
+Measured wall times of the whole notebook (``repro run ecsel``, shared 2-core machine) are next to each
+preset; ``jobs`` is the number of worker processes of the recovery and classification loops (each computes
+on one thread, so the results do not depend on it).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .experiments import SMOKE_SUBSET
+from .experiments import SMOKE_SUBSET, THRESHOLDS
 
 MULTI_TERM = ("I.11.19", "I.13.4", "I.13.12", "I.24.6", "II.2.42", "II.36.38", "II.37.1")
-_ECSEL_SR = dict(lam=1e-4, restarts=4, adam_steps=(600, 300), polish=2)
+"""The 7 multi-term Feynman signomials (the census re-derives them: ``census()['multiterm_ids']``)."""
+_ECSEL_SR = dict(restarts=4, adam_steps=(600, 300), polish=2)
+_AUTHORS_SR = dict(restarts=1, batch_size=128, epochs=800, patience=50)
+_LAMS = (1e-4, 1e-5)
+
+
+def _clf_ecsel(authors_k, staged_grid, authors_restarts: int = 3) -> dict:
+    """The two classifiers of the classification table: the authors' recipe (the paper's method, tuned over K
+    and the binary threshold) and the staged reading (ours, tuned over its grid and the threshold)."""
+    return {
+        "ECSEL": dict(base=dict(recipe="authors", lam=1e-3, restarts=authors_restarts, epochs=800, patience=50,
+                                batch_size="auto"), grid=tuple(dict(n_terms=k) for k in authors_k), thresholds=THRESHOLDS),
+        "ECSEL_staged": dict(base=dict(recipe="staged", restarts=2), grid=staged_grid, thresholds=THRESHOLDS),
+    }
+
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # whole notebook, repro run on the shared 2-core machine: 26-59 s depending on its load (40 s typical)
+    # whole notebook (repro run, shared 2-core machine): 37 s (49 s with jobs=1); target <= 60 s
     "smoke": dict(
-        sr_ids=SMOKE_SUBSET, sr_seeds=(42,), n_train=200, n_test=1000, ecsel_sr=_ECSEL_SR,
-        sr_methods=("ecsel", "log_ols", "stlsq", "gplearn"), joint_ids=(), gplearn_ids=SMOKE_SUBSET,
+        jobs=2, sr_ids=SMOKE_SUBSET, sr_seeds=(42,), n_train=200, n_val=100, n_test=1000, ecsel_sr=_ECSEL_SR,
+        max_terms=4, lams=_LAMS, sr_methods=("ecsel", "ecsel_oracle", "log_ols", "stlsq", "gplearn"),
+        variant_ids=(), authors_sr=_AUTHORS_SR, diagnostic_seeds=(42,), gplearn_ids=SMOKE_SUBSET,
         gplearn=dict(population=200, generations=5),
-        clf_datasets=("iris", "wine", "breast_cancer"), clf_folds=3, clf_grid=(dict(n_terms=1, lam=1e-3),),
-        clf_ecsel=dict(restarts=1, adam_steps=(150, 75)), clf_baselines=("LR", "Tree", "HGB"),
-        osi_n=3000, paysim_n=6000, case_ecsel=dict(n_terms=2, lam=1e-4, restarts=1, adam_steps=(200, 100)),
+        clf_datasets=("iris", "wine", "breast_cancer"), clf_folds=3, clf_repeats=1,
+        clf_ecsel=_clf_ecsel((2,), (dict(n_terms=1, lam=1e-3),), authors_restarts=2),
+        clf_baselines=("LR", "Tree", "HGB", "Majority"),
+        osi_n=3000, paysim_n=6000, case_seeds=(1,), case_ecsel=dict(n_terms=2, lam=1e-4, restarts=1, adam_steps=(200, 100)),
+        case_authors=None, ua_terms=(1, 2, 3), ua_n=200,
     ),
-    # whole notebook: 124 s (196 s under heavy load)
+    # whole notebook: 258 s (recovery 124 s, classification 96 s, case studies 21 s); 282 s in an earlier run
+    # under a heavier load; target <= 5 min
     "book": dict(
-        sr_ids="all", sr_seeds=(42,), n_train=500, n_test=1000, ecsel_sr=_ECSEL_SR,
-        sr_methods=("ecsel", "ecsel_joint", "log_ols", "stlsq", "gplearn"), joint_ids=MULTI_TERM,
-        gplearn_ids=tuple(dict.fromkeys(SMOKE_SUBSET + MULTI_TERM)), gplearn=dict(population=500, generations=10),
-        clf_datasets=("iris", "wine", "breast_cancer", "digits"), clf_folds=5,
-        clf_grid=(dict(n_terms=1, lam=1e-3), dict(n_terms=1, lam=1e-2)),
-        clf_ecsel=dict(restarts=2), clf_baselines=("LR", "Tree", "RF", "HGB", "MLP"),
-        osi_n=10000, paysim_n=20000, case_ecsel=dict(n_terms=2, lam=1e-4, restarts=3),
+        jobs=2, sr_ids="all", sr_seeds=(42, 43, 44), n_train=500, n_val=250, n_test=1000, ecsel_sr=_ECSEL_SR,
+        max_terms=4, lams=_LAMS,
+        sr_methods=("ecsel", "ecsel_oracle", "ecsel_staged", "ecsel_authors", "log_ols", "stlsq", "stlsq_wide", "gplearn"),
+        variant_ids=MULTI_TERM, authors_sr=_AUTHORS_SR, diagnostic_seeds=(42,), gplearn_ids=SMOKE_SUBSET,
+        gplearn=dict(population=500, generations=10),
+        clf_datasets=("iris", "wine", "breast_cancer", "digits"), clf_folds=5, clf_repeats=1,
+        clf_ecsel=_clf_ecsel((2, 3), (dict(n_terms=1, lam=1e-3), dict(n_terms=1, lam=1e-2))),
+        clf_baselines=("LR", "Tree", "RF", "HGB", "MLP", "Majority"),
+        osi_n=10000, paysim_n=20000, case_seeds=(1, 2, 3), case_ecsel=dict(n_terms=2, lam=1e-4, restarts=3),
+        case_authors=dict(n_terms=2, lam=1e-3, restarts=3, batch_size=256, epochs=300, patience=20),
+        ua_terms=(1, 2, 3, 4, 5, 6), ua_n=300,
     ),
-    # not run here: 45 equations x 5 seeds, gplearn on all, 9-point ECSEL grid; about an hour or more
+    # not run here; estimated from the book section timings: about 25 min (recovery ~14 min, of which the
+    # authors' optimiser on all 45 x 5 seeds ~8 min CPU; classification ~7 min; case studies ~3 min); budget 45 min
     "full": dict(
-        sr_ids="all", sr_seeds=(42, 43, 44, 45, 46), n_train=1000, n_test=1000,
-        ecsel_sr=dict(lam=1e-4, restarts=8, adam_steps=(2000, 1000), polish=3),
-        sr_methods=("ecsel", "ecsel_joint", "log_ols", "stlsq", "gplearn"), joint_ids=None, gplearn_ids=None,
-        gplearn=dict(population=1000, generations=20),
-        clf_datasets=("iris", "wine", "breast_cancer", "digits"), clf_folds=5,
-        clf_grid=tuple(dict(n_terms=k, lam=l) for k in (1, 2, 3) for l in (1e-4, 1e-3, 1e-2)),
-        clf_ecsel=dict(restarts=3), clf_baselines=("LR", "Tree", "RF", "HGB", "MLP"),
-        osi_n=30000, paysim_n=60000, case_ecsel=dict(n_terms=2, lam=1e-4, restarts=4),
+        jobs=2, sr_ids="all", sr_seeds=(42, 43, 44, 45, 46), n_train=1000, n_val=500, n_test=1000, ecsel_sr=_ECSEL_SR,
+        max_terms=4, lams=_LAMS,
+        sr_methods=("ecsel", "ecsel_oracle", "ecsel_staged", "ecsel_authors", "log_ols", "stlsq", "stlsq_wide", "gplearn"),
+        variant_ids=None, authors_sr=_AUTHORS_SR, diagnostic_seeds=None,
+        gplearn_ids=tuple(dict.fromkeys(SMOKE_SUBSET + MULTI_TERM)), gplearn=dict(population=1000, generations=20),
+        clf_datasets=("iris", "wine", "breast_cancer", "digits"), clf_folds=5, clf_repeats=3,
+        clf_ecsel=_clf_ecsel((1, 2, 3), tuple(dict(n_terms=k, lam=l) for k in (1, 2) for l in (1e-3, 1e-2))),
+        clf_baselines=("LR", "Tree", "RF", "HGB", "MLP", "Majority"),
+        osi_n=30000, paysim_n=60000, case_seeds=(1, 2, 3, 4, 5), case_ecsel=dict(n_terms=2, lam=1e-4, restarts=4),
+        case_authors=dict(n_terms=2, lam=1e-3, restarts=3, batch_size=256, epochs=800, patience=50),
+        ua_terms=(1, 2, 3, 4, 5, 6), ua_n=500,
     ),
 }
