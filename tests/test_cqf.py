@@ -269,3 +269,20 @@ def test_presets_have_the_same_keys():
     keys = [set(p) for p in PRESETS.values()]
     assert all(k == keys[0] for k in keys)
     assert len(PRESETS["book"]["seeds"]) >= 3 and len(PRESETS["full"]["seeds"]) >= 3
+
+
+def test_semireal_corpus_does_not_depend_on_what_the_kernel_imported():
+    """The corpus from installed text is the same in a bare process and one that imported more first
+    (submodules appear in dir() once imported; some scipy.stats docstrings carry unseeded sample output)."""
+    import subprocess
+    import sys
+
+    probe = ("import hashlib, sys\n"
+             "if sys.argv[1] == 'more':\n"
+             "    import matplotlib.pyplot, torch.nn, torch.distributions, torch.testing, scipy.optimize, sympy.printing\n"
+             "from icml26.cqf import semireal\n"
+             "v, *parts = semireal.build_corpus(0)\n"
+             "print(len(v), hashlib.md5(b''.join(p.tokens.tobytes() for p in parts)).hexdigest())\n")
+    outs = [subprocess.run([sys.executable, "-c", probe, state], capture_output=True, text=True, check=True).stdout
+            for state in ("bare", "more")]
+    assert outs[0] == outs[1]

@@ -30,7 +30,6 @@ CHAPTERS: tuple[ChapterInfo, ...] = (
     ChapterInfo("lion", "Convergence Analysis of the Lion Optimizer in Centralized and Distributed Settings", OPTIMIZATION),
     ChapterInfo("basis-rotation", "Mitigating Staleness in Asynchronous Pipeline Parallelism via Basis Rotation", OPTIMIZATION),
     ChapterInfo("cqf", "Removing Noise, not Finding Gold: Quality Filtering for Large-Scale Pretraining", OPTIMIZATION),
-    ChapterInfo("minitraffic", "Mini-sized Contrastive Learning for Traffic Classification (MiniTraffic)", OPTIMIZATION),
     ChapterInfo("ate-mixtures", "Sampling and Identity Testing of Mixtures without Approximate Tensorization of Entropy", THEORY),
     ChapterInfo("ecsel", "ECSEL: Explainable Classification via Signomial Equation Learning", THEORY),
     ChapterInfo("mbr", "Noisy-Channel Minimum Bayes Risk Decoding", THEORY),
@@ -38,6 +37,8 @@ CHAPTERS: tuple[ChapterInfo, ...] = (
     ChapterInfo("infer", "INFER: Learning Implicit Neural Frequency Response Fields", GENERATIVE),
     ChapterInfo("ambisur", "Revisiting Photometric Ambiguity for Accurate Gaussian-Splatting Surfaces (AmbiSuR)", GENERATIVE),
     ChapterInfo("birqa", "BiRQA: Bidirectional Robust Quality Assessment for Images", GENERATIVE),
+    ChapterInfo("minitraffic", "Being More Lightweight and Practical: Mini-sized Contrastive Learning Pre-trained Models "
+                "for Fine-grained Traffic Task (MiniTraffic)", GENERATIVE),
     ChapterInfo("cello", "Cello: Cell-wise Feature Aggregation for Reliable Pathology Image Analysis", GENERATIVE),
     ChapterInfo("mice-bench", "MICE-Bench: Multi-Reference Image Creation and Editing", GENERATIVE),
     ChapterInfo("focalpolicy", "FocalPolicy: Frequency-Optimized Chunking and Locally Anchored Flow Matching", DECISIONS),

@@ -30,11 +30,17 @@ def _docstrings(limit_chars: int) -> str:
 
     out, n = [], 0
     for mod in (numpy, scipy.linalg, scipy.stats, sympy, torch):
-        for name in sorted(dir(mod)):
+        # public, non-module members only: a submodule shows up in dir() once anything has imported it, so
+        # counting modules would make the corpus depend on what the kernel imported before (live vs batch)
+        for name in sorted(n for n in dir(mod) if not n.startswith("_")):
             try:
-                doc = inspect.getdoc(getattr(mod, name))
+                member = getattr(mod, name)
+                doc = None if inspect.ismodule(member) else inspect.getdoc(member)
             except Exception:  # pragma: no cover - exotic attributes
                 continue
+            # prose only: some scipy.stats docstrings are generated at import with unseeded sample outputs
+            # in their Examples section ("# may vary"), which would make the corpus differ between processes
+            doc = doc and re.split(r"\n(?:Examples|>>> )", doc)[0]
             if doc and len(doc) > 200:
                 out.append(doc)
                 n += len(doc)
