@@ -188,6 +188,44 @@ def test_cache_key_follows_the_chapter_library(tmp_path, monkeypatch):
     assert cachekey.chapter_key(nb, "book") == latest
 
 
+def test_cache_key_follows_imported_subpackages_and_pins_not_other_chapters(tmp_path, monkeypatch):
+    """A shared subpackage the chapter imports is keyed; another chapter's package, the registry file and a
+    pin of a distribution the chapter cannot import are not; a pin it imports (numpy) is."""
+    from icml26 import cachekey
+
+    nb = _notebook(tmp_path / "lion.ipynb", "import numpy\nfrom icml26.lion import optim")
+    package = tmp_path / "lib" / "icml26"
+    for sub in ("lion", "llm", "cqf"):
+        (package / sub).mkdir(parents=True)
+    (package / "lion" / "__init__.py").write_text("")
+    (package / "lion" / "optim.py").write_text("from ..llm import model\nA = 1\n")
+    (package / "llm" / "model.py").write_text("W = 1\n")
+    (package / "cqf" / "world.py").write_text("C = 1\n")
+    (package / "core.py").write_text("B = 1\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "constraints.txt").write_text("numpy==2.4.6\nuxsim==1.15.1\n")
+    monkeypatch.setattr(cachekey, "PACKAGE_DIR", package)
+    monkeypatch.setattr(cachekey, "repo_root", lambda: root)
+    key = cachekey.chapter_key(nb, "book")
+    (package / "cqf" / "world.py").write_text("C = 2\n")
+    (package / "registry.py").write_text("CHAPTERS = ()\n")
+    (root / "constraints.txt").write_text("numpy==2.4.6\nuxsim==1.15.2\ngguf==0.19.0\n")
+    assert cachekey.chapter_key(nb, "book") == key
+    (package / "llm" / "model.py").write_text("W = 2\n")
+    shared = cachekey.chapter_key(nb, "book")
+    assert shared != key
+    (root / "constraints.txt").write_text("numpy==2.4.5\nuxsim==1.15.2\n")
+    assert cachekey.chapter_key(nb, "book") != shared
+
+
+def test_relative_imports_resolve_against_the_package():
+    from icml26.cachekey import _imported_names
+
+    names = _imported_names("from .world import Docs\nfrom .. import llm\nimport numpy.linalg as la", "icml26.cqf")
+    assert {"icml26.cqf.world", "icml26.llm", "numpy.linalg"} <= names
+
+
 def test_scheduler_sends_runs_to_an_existing_dask_cluster(toy_book):
     from dask.distributed import LocalCluster
 
