@@ -182,6 +182,21 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     assert "an eighth" in scorecard and "1 of 1 paper claims reproduced" in scorecard
 
 
+def test_a_failed_chapter_is_staged_as_a_failed_page_and_the_book_still_builds(tmp_path):
+    """A chapter whose run failed has no glue values: its page says it failed (with the error) and shows
+    its prose values as not computed, and the strict build of the whole book still passes."""
+    from icml26.bookbuild import NOT_COMPUTED
+
+    root = make_toy_root(tmp_path / "toy")
+    stripped = root / "notebooks" / "toy.ipynb"  # never executed: every glue key is missing
+    stage = stage_book(tmp_path / "src", "smoke", {"toy": stripped}, {"toy": "failed"}, tmp_path / "results",
+                       execute=True, root=root, run_errors={"toy": "RuntimeError: boom in `cell` [3]"})
+    assert jupyter_book_build(stage, tmp_path / "out", strict=True) == 0, "a failed chapter broke the book build"
+    page = (tmp_path / "out" / "_build" / "html" / "notebooks" / "toy.html").read_text()
+    assert "This chapter <strong>failed</strong>" in page and "RuntimeError:" in page and "boom" in page
+    assert NOT_COMPUTED.strip("*") in page
+
+
 def test_staging_hides_the_parameters_cells(tmp_path):
     """The staged copies tag the parameters and injected-parameters cells remove-cell; the sources are untouched."""
     import nbformat

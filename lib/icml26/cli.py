@@ -139,6 +139,7 @@ def cmd_book(args) -> int:
     notebooks_dir, runs, results = _paths(args)
     run_notebooks: dict[str, Path] = {}
     run_status: dict[str, str] = {}
+    run_errors: dict[str, str] = {}
     outcome: list[RunResult] = []
     if args.execute:
         selected = written_notebooks(notebooks_dir)
@@ -147,10 +148,12 @@ def cmd_book(args) -> int:
                                reuse=not args.force, on_result=_print_progress(len(selected)))
         run_notebooks = {r.slug: Path(r.notebook) for r in outcome if Path(r.notebook).exists()}
         run_status = {r.slug: r.status for r in outcome}
+        run_errors = {r.slug: f"{r.error} (log: {Path(r.log).name})" if r.log else str(r.error) for r in outcome if not r.ok}
         print()
         print(summary_table(outcome))
     build = root / "_build"
-    stage = stage_book(build / "src", args.scale, run_notebooks, run_status, results, execute=args.execute)
+    stage = stage_book(build / "src", args.scale, run_notebooks, run_status, results, execute=args.execute,
+                       run_errors=run_errors)
     code = jupyter_book_build(stage, build, strict=True)
     index = build / "_build" / "html" / "index.html"
     if code != 0:
