@@ -8,6 +8,7 @@ import pytest
 
 from icml26 import SCALES
 from icml26 import ate_mixtures as am
+from icml26.ate_mixtures._reference import incremental_python_sweep, naive_glauber_sweep
 
 
 def rng(seed=0):
@@ -187,14 +188,104 @@ def test_mc_sampler_matches_exact_evolution_and_validates():
         am.GlauberSampler(model, np.full((3, 5), 2), r)
 
 
-def test_naive_sweep_is_the_same_dynamics():
+@pytest.mark.parametrize("sweep", [naive_glauber_sweep, incremental_python_sweep])
+def test_reference_sweeps_are_the_same_dynamics(sweep):
     model = am.ProductMixture.random(4, 2, rng(10))
-    X = am.naive_glauber_sweep(model, np.zeros((3000, 4), dtype=np.uint8), rng(11))  # one sweep = 4 steps
+    X = sweep(model, np.zeros((3000, 4), dtype=np.uint8), rng(11))  # one sweep = 4 steps
     start = np.zeros(16)
     start[0] = 1
     _, law = am.evolve(am.glauber_matrix(model), start, 4)
     emp = np.bincount(X.astype(np.int64) @ (1 << np.arange(4)), minlength=16) / 3000
     assert am.tv(emp, law[0]) < 0.05
+    assert "naive_glauber_sweep" not in am.__all__  # benchmark/test oracles are not public API
+
+
+def test_marginals_are_read_only_and_degenerate_marginals_stay_finite():
+    m = am.ProductMixture([0.5, 0.5], [[1.0, 1.0, 0.9], [0.0, 0.0, 0.1]])
+    with pytest.raises(ValueError):
+        m.marginals[0, 0] = 0.5
+    s = am.GlauberSampler(m, np.array([[1, 1, 1], [0, 0, 0]] * 50, dtype=np.uint8), rng(3))
+    s.sweep(5)
+    assert np.all(np.isfinite(s.stats)) or np.all(~np.isnan(s.stats))
+    assert not np.any(np.isnan(s.stats))
+
+
+def test_curie_weiss_beta_checked():
+    with pytest.raises(ValueError, match="beta"):
+        am.CurieWeissMixture(6, 1.2, (0.8, -0.8))
+
+
+def test_validation_of_kl_tv_dirichlet_and_tstar():
+    with pytest.raises(ValueError, match="probability vector"):
+        am.kl(np.array([0.5, 0.6]), np.array([0.5, 0.5]))
+    with pytest.raises(ValueError):
+        am.tv(np.ones(3) / 3, np.ones(4) / 4)
+    with pytest.raises(ValueError):
+        am.dirichlet_form(np.ones(4) / 4, np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="ATE constant"):
+        am.tstar_bound(10, 4, 16, 2, 0.01, c=0.0)
+    assert math.isclose(am.kl(np.array([0.25, 0.75]), np.array([0.5, 0.5])),
+                        0.25 * math.log(0.5) + 0.75 * math.log(1.5))
+
+
+# --- functional constants, exact laws beyond enumeration, predictions -------------------------
+
+def test_functional_constant_of_product_is_one_and_orders():
+    prod = am.ProductMixture.symmetric(5, 0.8).components[0]
+    est = am.functional_constant(prod, "ate", rng(0))
+    assert abs(est.value - 1) < 1e-3 and est.value <= 1 + 1e-6 and math.isclose(est.poincare_limit, 1.0)
+    cw = am.CurieWeissMixture(6, 0.5, (0.8, -0.8)).components[0]
+    a, m = am.functional_constant(cw, "ate", rng(1)), am.functional_constant(cw, "mlsi", rng(1))
+    assert a.value >= a.poincare_limit - 1e-9 and m.value >= m.poincare_limit - 1e-9 and m.value <= a.value
+    g = a.g
+    assert math.isclose(am.constants.ratio(cw, g, "ate"), a.value, rel_tol=1e-9)
+
+
+def test_lumped_chain_matches_exact_enumeration():
+    for model in (am.ProductMixture.symmetric(6, 0.8), am.CurieWeissMixture(6, 0.5, (0.8, -0.8))):
+        Q = am.lumped_chain(model)
+        assert np.allclose(Q.sum(axis=1), 1) and np.all(Q >= 0)
+        start = np.zeros(64)
+        start[63] = 1
+        _, law = am.evolve(am.glauber_matrix(model), start, 7)
+        ones = am.states(6).sum(axis=1)
+        exact = np.bincount(ones, weights=law[0], minlength=7)
+        assert np.allclose(np.linalg.matrix_power(Q.T, 7)[:, 6], exact, atol=1e-12)
+    with pytest.raises(ValueError, match="exchangeable"):
+        am.lumped_chain(am.ProductMixture.random(4, 2, rng()))
+
+
+def test_separated_limits_and_metastable_prediction():
+    ms = np.array([1, 4, 16, 64])
+    assert np.allclose(am.separated_limit_k(ms, [0.5, 0.5]), am.separated_limit(ms))
+    k3, k4 = am.separated_limit_k(256, np.ones(3) / 3), am.separated_limit_k(256, np.ones(4) / 4)
+    assert am.separated_limit(256)[0] < k3[0] < k4[0]
+    q = am.separated_quantile([64], [0.5, 0.5], 0.9, rng(2), draws=50_000)
+    assert am.separated_limit(64)[0] < q[0] < 3 * am.separated_limit(64)[0]
+    m = am.ProductMixture.symmetric(8, 0.92)
+    pred = am.metastable_prediction(m, [16, 64], 160)
+    assert np.all(pred < am.separated_limit([16, 64])) and np.all(pred > 0.5 * am.separated_limit([16, 64]))
+    with pytest.raises(ValueError):
+        am.ProductMixture.corners(5, 3, 0.9)
+
+
+def test_weight_power_predictions_and_budget():
+    v = am.ProductMixture.symmetric(8, 0.85)
+    a = am.weight_shift(v, 0.1)
+    exact = am.weight_power_exact(v, a, 200, 2.706)
+    assert abs(exact - am.weight_power_ncx2(v, a, 200, 0.1)) < 0.05
+    assert math.isclose(am.weight_power_exact(v, v, 200, -1.0), 1.0)
+    m0, _ = am.local_query_moments(v, v, 8)
+    assert abs(m0) < 1e-12  # the estimate is unbiased under the null
+    assert am.local_budget(v, am.weight_shift(v, 0.2), 8, 0.1) > am.local_budget(v, am.local_perturbation(v, 0.2), 8, 0.1)
+    assert am.local_budget(v, v, 8, 0.1) == math.inf
+
+
+def test_mixing_time_fixed_target_and_fit():
+    out = am.mixing_time_vs_n([6, 8], 0.92, 64, 5, 10, 0.2, rng(4))
+    assert out["t_mix"].shape == (2,) and np.all(out["worst_end"] > 0.2)
+    fit = am.fit_linear_vs_nlogn([4, 8, 16], [4, 8, 16])
+    assert math.isclose(fit["a n"], 1.0) and fit["a n rms rel. error"] < 1e-12
 
 
 # --- data-based starts and testers ----------------------------------------------------------
@@ -238,4 +329,5 @@ def test_presets_cover_every_scale():
     assert set(am.PRESETS) == set(SCALES)
     for p in am.PRESETS.values():
         assert 256 in p["tv_ms"] and p["m_ref"] in p["floor_ms"] and 0.2 in p["deltas"]
+        assert p["cw_n"] in p["cw_ns"] and 2 in p["ksweep"]["ks"] and p["testers"]["n"] in range(4, 15)
         assert any(n >= 10 for n in p["floor_ns"]) and p["tv_n"] >= 10

@@ -7,36 +7,45 @@ the paper's Theorem 4, not the paper's text.
 * models: :class:`ProductMixture` (M1, M2), :class:`CurieWeissMixture` (M3), :func:`states`,
   :data:`MAX_EXACT_N`
 * Glauber dynamics: :func:`glauber_matrix`, :func:`evolve`, :func:`tv`, :func:`spectral_gap`,
-  :func:`relaxation_time`, :class:`GlauberSampler` (Monte Carlo, any n), :func:`naive_glauber_sweep`
+  :func:`relaxation_time`, :func:`lumped_chain` (exact law of |x|, any n), :class:`GlauberSampler` (Monte Carlo, any n)
 * entropy functionals: :func:`entropy`, :func:`kl`, :func:`local_functional`, :func:`local_kl`,
   :func:`dirichlet_form`, :func:`component_law`, :func:`between_entropy`, :func:`mixture_identities`,
-  :func:`ate_constant_lower_bound`, :func:`tstar_bound`
-* identity testing: :class:`TesterBudget`, :func:`calibrate`, :func:`rejection_rates`,
-  :func:`local_statistic`, :func:`weight_statistic`, :func:`weight_shift`, :func:`local_perturbation`
+  :func:`ate_constant_lower_bound`, :func:`tstar_bound`; :func:`functional_constant` (numerical ATE/MLSI constants)
+* identity testing: :class:`TesterBudget`, :func:`calibrate`, :func:`rejections`, :func:`rejection_rates`,
+  :func:`local_statistic`, :func:`weight_statistic`, :func:`weight_shift`, :func:`local_perturbation`,
+  :func:`weight_power_exact`, :func:`weight_power_ncx2`, :func:`local_query_moments`, :func:`local_budget`
 * experiments: :func:`data_based_tv`, :func:`empirical_starts`, :func:`separated_limit`,
   :func:`identity_checks`, :func:`relaxation_vs_n`, :func:`floor_vs_m`, :func:`mixing_time_vs_n`,
-  :func:`power_curves`, :func:`loglog_slope`; sizes in :data:`PRESETS`
+  :func:`power_curves`, :func:`loglog_slope`, :func:`separated_limit_k`, :func:`separated_quantile`,
+  :func:`metastable_prediction`, :func:`floor_vs_k`, :func:`fit_linear_vs_nlogn`, :func:`cw_constants`,
+  :func:`budget_vs_n`, :func:`power_z`; sizes in :data:`PRESETS`
 """
 from __future__ import annotations
 
-from .entropy import (ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
+from .constants import ConstantEstimate, functional_constant
+from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
-from .experiments import (TVCurves, data_based_tv, empirical_starts, floor_vs_m, identity_checks, loglog_slope,
-                          mixing_time_vs_n, power_curves, relaxation_vs_n, separated_limit)
-from .glauber import (GlauberSampler, evolve, glauber_matrix, naive_glauber_sweep, relaxation_time, spectral_gap,
-                      tv)
+from .experiments import (TVCurves, budget_vs_n, component_tv, cw_constants, data_based_tv, empirical_starts,
+                          fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks, loglog_slope,
+                          metastable_prediction, mixing_time_vs_n, power_curves, power_z, relaxation_vs_n,
+                          separated_limit, separated_limit_k, separated_quantile)
+from .glauber import GlauberSampler, evolve, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, ProductMixture, check_probabilities, check_weights,
                      states)
 from .presets import PRESETS
-from .testing import (TESTERS, TesterBudget, calibrate, local_perturbation, local_statistic, rejection_rates,
-                      weight_shift, weight_statistic)
+from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
+                      local_query_moments, local_statistic, rejection_rates, rejections, weight_power_exact,
+                      weight_power_ncx2, weight_shift, weight_statistic)
 
 __all__ = [
-    "MAX_EXACT_N", "PRESETS", "TESTERS", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
+    "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
+    "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",
+    "local_budget", "local_query_moments", "lumped_chain", "metastable_prediction", "power_z", "rejections",
+    "separated_limit_k", "separated_quantile", "weight_power_exact", "weight_power_ncx2", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
     "TVCurves", "TesterBudget", "ate_constant_lower_bound", "between_entropy", "calibrate", "check_probabilities",
     "check_weights", "component_law", "data_based_tv", "density", "dirichlet_form", "empirical_starts", "entropy",
     "evolve", "floor_vs_m", "glauber_matrix", "identity_checks", "kl", "local_functional", "local_kl",
-    "local_perturbation", "loglog_slope", "mixing_time_vs_n", "mixture_identities", "naive_glauber_sweep", "phi",
+    "local_perturbation", "loglog_slope", "mixing_time_vs_n", "mixture_identities", "phi",
     "power_curves", "rejection_rates", "relaxation_time", "relaxation_vs_n", "separated_limit", "spectral_gap",
     "states", "tstar_bound", "tv", "weight_shift", "weight_statistic",
 ]

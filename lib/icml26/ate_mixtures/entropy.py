@@ -11,16 +11,15 @@ our re-derivation (labelled [R] in the brief), not statements copied from the pa
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import rel_entr, xlogy
 
 from .glauber import _as_distribution, glauber_matrix, n_of
 from .models import Mixture
 
 
 def phi(u: np.ndarray) -> np.ndarray:
-    """``u log u`` with ``0 log 0 = 0``."""
-    u = np.asarray(u, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(u > 0, u * np.log(np.where(u > 0, u, 1.0)), 0.0)
+    """``u log u`` with ``0 log 0 = 0`` (``scipy.special.xlogy(u, u)``)."""
+    return xlogy(u, u)
 
 
 def _check_f(f, size: int) -> np.ndarray:
@@ -39,18 +38,26 @@ def entropy(mu, f) -> float:
     return float(mu @ phi(f) - phi(mu @ f))
 
 
-def kl(nu, mu) -> float:
-    """``KL(nu || mu)`` for probability vectors (``inf`` if ``nu`` is not absolutely continuous)."""
+def _prob_pair(nu, mu, what: str) -> tuple[np.ndarray, np.ndarray]:
     nu, mu = np.asarray(nu, dtype=float), np.asarray(mu, dtype=float)
-    if np.any((nu > 0) & (mu <= 0)):
-        return float("inf")
-    s = nu > 0
-    return float(np.sum(nu[s] * np.log(nu[s] / mu[s])))
+    if nu.ndim != 1 or nu.shape != mu.shape:
+        raise ValueError(f"{what}: nu and mu must be 1-d arrays of the same length, got {nu.shape} and {mu.shape}")
+    for name, v in (("nu", nu), ("mu", mu)):
+        if not np.all(np.isfinite(v)) or np.any(v < 0) or abs(v.sum() - 1) > 1e-9:
+            raise ValueError(f"{what}: {name} must be a probability vector (finite, >= 0, summing to 1)")
+    return nu, mu
+
+
+def kl(nu, mu) -> float:
+    """``KL(nu || mu)`` for probability vectors (``inf`` if ``nu`` is not absolutely continuous);
+    ``scipy.special.rel_entr`` elementwise."""
+    nu, mu = _prob_pair(nu, mu, "kl")
+    return float(np.sum(rel_entr(nu, mu)))
 
 
 def density(nu, mu) -> np.ndarray:
     """``f = nu / mu`` (0 where ``mu = 0``)."""
-    nu, mu = np.asarray(nu, dtype=float), np.asarray(mu, dtype=float)
+    nu, mu = _prob_pair(nu, mu, "density")
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(mu > 0, nu / np.where(mu > 0, mu, 1.0), 0.0)
 
@@ -83,11 +90,8 @@ def local_functional(mu, f) -> float:
 
 
 def _kl_bern(q: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``KL(Bern(q) || Bern(p))``, elementwise."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t1 = np.where(q > 0, q * np.log(q / p), 0.0)
-        t0 = np.where(q < 1, (1 - q) * np.log((1 - q) / (1 - p)), 0.0)
-    return t1 + t0
+    """``KL(Bern(q) || Bern(p))``, elementwise (``scipy.special.rel_entr``)."""
+    return rel_entr(q, p) + rel_entr(1 - q, 1 - p)
 
 
 def local_kl(pi, mu) -> float:
@@ -111,6 +115,10 @@ def dirichlet_form(mu, f, g) -> float:
     """
     mu = _as_distribution(mu)
     f, g = np.asarray(f, dtype=float), np.asarray(g, dtype=float)
+    if f.shape != mu.shape or g.shape != mu.shape:
+        raise ValueError(f"f and g must be vectors of length {mu.size}, got shapes {f.shape} and {g.shape}")
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(g))):
+        raise ValueError("f and g must be finite")
     n, total = n_of(mu), 0.0
     for i in range(n):
         x0, x1 = _pairs(n, i)
@@ -123,7 +131,8 @@ def dirichlet_form(mu, f, g) -> float:
 
 def component_law(model: Mixture, nu) -> np.ndarray:
     """``rho_nu(a) = sum_x nu(x) p(a|x)``: the component label's law when ``x ~ nu``, ``a ~ p(.|x)`` (I2)."""
-    return model.posterior @ np.asarray(nu, dtype=float)
+    nu, _ = _prob_pair(nu, model.mu, "component_law")
+    return model.posterior @ nu
 
 
 def between_entropy(model: Mixture, f) -> float:
@@ -147,16 +156,27 @@ def tstar_bound(t, n: int, m, k: int, mu_min: float, c: float = 1.0):
     t, m = np.asarray(t, dtype=float), np.asarray(m, dtype=float)
     if not 0 < mu_min <= 1:
         raise ValueError("mu_min must lie in (0, 1]")
+    if not (np.isfinite(c) and c > 0):
+        raise ValueError(f"the ATE constant c must be positive and finite, got {c}")
+    if int(n) != n or n < 1 or int(k) != k or k < 1:
+        raise ValueError(f"n and k must be positive integers, got n = {n}, k = {k}")
+    if np.any(t < 0):
+        raise ValueError("t must be >= 0")
     if np.any(m < 1):
         raise ValueError("m must be >= 1")
     return np.sqrt((np.exp(-t / (c * n)) * np.log(1.0 / mu_min) + (k - 1) / m) / 2)
 
 
+IDENTITY_KEYS = frozenset({"I1 chain rule (error)", "I2 between term = KL(rho_nu||rho) (error)",
+                           "I5 L_mu[pi/mu] = sum_i E_pi KL_i (error)"})
+"""The keys of :func:`mixture_identities` that are identities (errors); the others are inequality slacks."""
+
+
 def mixture_identities(model: Mixture, nu, c: float = 1.0, P=None) -> dict[str, float]:
     """Both sides of I1-I6 and of the T* recursion for one density ``f = nu/mu`` (brief Section 3).
 
-    Returns *errors* (``|lhs - rhs|``) for the identities and *slacks* (``rhs - lhs``, >= 0 when the
-    inequality holds) for the inequalities. ``c`` is the ATE constant of the components (1 for products).
+    Returns *errors* (``|lhs - rhs|``) for the identities (keys in :data:`IDENTITY_KEYS`) and *slacks*
+    (``rhs - lhs``, >= 0 when the inequality holds) for the inequalities. ``c`` is the ATE constant of the components (1 for products).
     """
     mu = model.mu
     n = model.n

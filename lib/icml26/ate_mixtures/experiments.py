@@ -11,11 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scipy import stats as sps
+from scipy.special import gammaln
+
 from ..progress import progress
-from .entropy import ate_constant_lower_bound, kl, local_kl, mixture_identities, tstar_bound
-from .glauber import evolve, glauber_matrix, relaxation_time, tv
+from .entropy import IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixture_identities, tstar_bound
+from .glauber import evolve, glauber_matrix, relaxation_time, spectral_gap, tv
 from .models import CurieWeissMixture, Mixture, ProductMixture
-from .testing import TESTERS, TesterBudget, calibrate, local_perturbation, rejection_rates, weight_shift
+from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
+                      rejections, weight_power_exact, weight_power_ncx2, weight_shift)
 
 
 def empirical_starts(model: Mixture, m: int, reps: int, rng: np.random.Generator) -> np.ndarray:
@@ -29,21 +33,25 @@ def empirical_starts(model: Mixture, m: int, reps: int, rng: np.random.Generator
 
 @dataclass
 class TVCurves:
-    """``mean[j, s]``/``se[j, s]``: E TV(pi P^t, mu) at ``times[s]`` for ``ms[j]`` samples; ``worst``: from ``delta_{1^n}``."""
+    """``mean[j, s]``/``se[j, s]``/``q90[j, s]``: mean, standard error and 90th percentile over data sets of
+    TV(pi P^t, mu) at ``times[s]`` for ``ms[j]`` samples; ``worst``: from ``delta_{1^n}`` (a mode centre for
+    M1/M3; for other models just one fixed start)."""
 
     n: int
     times: np.ndarray
     ms: tuple[int, ...]
     mean: np.ndarray
     se: np.ndarray
+    q90: np.ndarray
     worst: np.ndarray
     bound: np.ndarray
     mu_min: float
     k: int
 
 
-def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator, P=None) -> TVCurves:
-    """Exact ``TV(pi P^t, mu)`` for ``reps`` data sets of each size in ``ms`` (the setting of Theorem 4)."""
+def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator, P=None, c: float = 1.0) -> TVCurves:
+    """Exact ``TV(pi P^t, mu)`` for ``reps`` data sets of each size in ``ms`` (the setting of Theorem 4);
+    ``bound`` is T* with component ATE constant ``c``."""
     ms = tuple(int(m) for m in ms)
     times = np.unique(np.asarray(times, dtype=int))
     if reps < 2:
@@ -58,9 +66,10 @@ def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator
     _, d = evolve(P, V, int(times[-1]), record=times, target=mu)  # (len(times), columns)
     mean = np.stack([d[:, j * reps:(j + 1) * reps].mean(axis=1) for j in range(len(ms))])
     se = np.stack([d[:, j * reps:(j + 1) * reps].std(axis=1, ddof=1) / math.sqrt(reps) for j in range(len(ms))])
+    q90 = np.stack([np.quantile(d[:, j * reps:(j + 1) * reps], 0.9, axis=1) for j in range(len(ms))])
     mu_min = float(mu.min())
-    bound = np.stack([tstar_bound(times, model.n, m, model.k, mu_min) for m in ms])
-    return TVCurves(model.n, times, ms, mean, se, d[:, -1], bound, mu_min, model.k)
+    bound = np.stack([tstar_bound(times, model.n, m, model.k, mu_min, c) for m in ms])
+    return TVCurves(model.n, times, ms, mean, se, q90, d[:, -1], bound, mu_min, model.k)
 
 
 def separated_limit(m) -> np.ndarray:
@@ -68,8 +77,6 @@ def separated_limit(m) -> np.ndarray:
 
     The floor of the data-based chain when two equal-weight components never exchange mass.
     """
-    from scipy.special import gammaln
-
     m = np.atleast_1d(np.asarray(m, dtype=float))
     h = np.ceil(m / 2)
     log = np.log(h) + gammaln(m + 1) - gammaln(h + 1) - gammaln(m - h + 1) - np.log(m) - m * np.log(2)
@@ -89,7 +96,7 @@ def identity_checks(n: int, k: int, instances: int, rng: np.random.Generator) ->
             nu = model.mu * rng.lognormal(0.0, (0.5, 1.5, 3.0)[r % 4], model.mu.size)
             nu /= nu.sum()
         for key, val in mixture_identities(model, nu, P=P).items():
-            if "(error)" in key:
+            if key in IDENTITY_KEYS:
                 worst[key] = max(worst.get(key, 0.0), val)
             else:
                 worst[key] = min(worst.get(key, math.inf), val)
@@ -113,6 +120,52 @@ def relaxation_vs_n(ns, p: float, cw: dict | None = None) -> dict[str, np.ndarra
     return {key: np.asarray(v) for key, v in out.items()}
 
 
+def separated_limit_k(m, weights) -> np.ndarray:
+    """Exact ``E TV(rho_hat, rho)`` for the empirical component frequencies ``rho_hat`` of ``m`` samples.
+
+    ``rho_hat ~ Multinomial(m, rho)/m``, so ``E TV = (1/2) sum_a E|Bin(m, rho_a)/m - rho_a|`` (each marginal
+    is binomial), summed exactly over the binomial pmf. For ``k`` equal weights it grows like ``sqrt(k/m)``:
+    the floor of the data-based chain when ``k`` components never exchange mass (claim L, any ``k``).
+    """
+    w = np.asarray(weights, dtype=float)
+    out = []
+    for mm in np.atleast_1d(np.asarray(m, dtype=int)):
+        if mm < 1:
+            raise ValueError("m must be >= 1")
+        c = np.arange(mm + 1)
+        out.append(0.5 * sum(float(np.sum(sps.binom.pmf(c, mm, r) * np.abs(c / mm - r))) for r in w))
+    return np.asarray(out)
+
+
+def separated_quantile(m, weights, q: float, rng: np.random.Generator, draws: int = 200_000) -> np.ndarray:
+    """The ``q``-quantile of ``TV(rho_hat, rho)`` over data sets (multinomial Monte Carlo, ``draws`` draws)."""
+    w = np.asarray(weights, dtype=float)
+    out = []
+    for mm in np.atleast_1d(np.asarray(m, dtype=int)):
+        counts = rng.multinomial(int(mm), w, size=draws)
+        out.append(float(np.quantile(0.5 * np.abs(counts / mm - w).sum(axis=1), q)))
+    return np.asarray(out)
+
+
+def component_tv(model: Mixture) -> float:
+    """``TV(mu_1, mu_2)`` of a two-component mixture."""
+    if model.k != 2:
+        raise ValueError("component_tv is defined for two components")
+    return float(tv(model.components[0], model.components[1]))
+
+
+def metastable_prediction(model: Mixture, m, t: int, gap: float | None = None) -> np.ndarray:
+    """Predicted floor ``E TV(pi P^t, mu) = sep(m) (1 - gap)^t TV(mu_1, mu_2)`` for two equal-weight modes.
+
+    Within-mode relaxation is complete by ``t``; the imbalance ``rho_hat_1 - 1/2`` of the data between the
+    modes decays with the slowest eigenvalue ``1 - gap`` and carries ``TV(mu_1, mu_2)`` per unit.
+    """
+    if model.k != 2 or not np.allclose(model.weights, 0.5):
+        raise ValueError("metastable_prediction is defined for two equal-weight components")
+    gap = spectral_gap(model) if gap is None else gap
+    return separated_limit(m) * (1 - gap) ** t * component_tv(model)
+
+
 def floor_vs_m(ns, p: float, ms, reps: int, t_factor: int, rng: np.random.Generator) -> dict:
     """F3: ``E TV(pi P^t, mu)`` at ``t = t_factor * n`` against ``m`` for several ``n`` (M1)."""
     res = {}
@@ -122,40 +175,136 @@ def floor_vs_m(ns, p: float, ms, reps: int, t_factor: int, rng: np.random.Genera
     return res
 
 
-def mixing_time_vs_n(ns, p: float, m: int, reps: int, t_factor: int, excess: float, rng) -> dict[str, np.ndarray]:
-    """F4: smallest ``t`` with ``E TV <= floor + excess`` from an m-sample start (floor = E TV at ``t_factor n``)."""
-    t_mix, floor, worst = [], [], []
+def floor_vs_k(n: int, p: float, ks, ms, reps: int, t_factor: int, rng: np.random.Generator) -> dict:
+    """F3b: the floor at ``t = t_factor n`` for ``k`` equal-weight product components on distinct corners."""
+    res = {}
+    for k in progress(ks, desc="TV floor vs k"):
+        model = ProductMixture.corners(n, k, p)
+        curves = data_based_tv(model, ms, reps, [t_factor * n], rng)
+        gap = spectral_gap(model)
+        res[k] = dict(curves=curves, gap=gap, decay=(1 - gap) ** (t_factor * n),
+                      exact=separated_limit_k(ms, model.weights))
+    return res
+
+
+def mixing_time_vs_n(ns, p: float, m: int, reps: int, horizon_factor: int, target: float, rng) -> dict[str, np.ndarray]:
+    """F4: first ``t`` with ``E TV(pi P^t, mu) <= target`` (a fixed target) from an m-sample start, within a
+    horizon of ``horizon_factor * n`` steps; the worst-case start ``delta_{1^n}`` is run to the horizon.
+
+    The data sets are evolved only until their mean crosses the target (``t_mix = inf`` if it never does).
+    """
+    if not 0 < target < 1:
+        raise ValueError("target must lie in (0, 1)")
+    t_mix, worst_end, worst_hit, curves = [], [], [], []
     for n in progress(ns, desc="mixing time vs n"):
         model = ProductMixture.symmetric(n, p)
-        T = t_factor * n
-        c = data_based_tv(model, [m], reps, np.arange(T + 1), rng)
-        fl = c.mean[0, -1]
-        t_mix.append(int(c.times[np.argmax(c.mean[0] <= fl + excess)]))
-        floor.append(fl)
-        worst.append(c.worst[-1])
-    return {"n": np.asarray(ns), "t_mix": np.asarray(t_mix), "floor": np.asarray(floor), "worst": np.asarray(worst)}
+        P = glauber_matrix(model)
+        PT = P.T.tocsr()
+        H = horizon_factor * n
+        V = empirical_starts(model, m, reps, rng)
+        mean_tv = [float(tv(V, model.mu).mean())]
+        t = 0
+        while mean_tv[-1] > target and t < H:
+            V = PT @ V
+            t += 1
+            mean_tv.append(float(tv(V, model.mu).mean()))
+        t_mix.append(t if mean_tv[-1] <= target else math.inf)
+        w = np.zeros(model.mu.size)
+        w[-1] = 1.0
+        _, wt = evolve(P, w, H, record=np.arange(H + 1), target=model.mu)
+        below = np.flatnonzero(wt <= target)
+        worst_hit.append(int(below[0]) if below.size else math.inf)
+        worst_end.append(float(wt[-1]))
+        curves.append(np.asarray(mean_tv))
+    return {"n": np.asarray(ns), "t_mix": np.asarray(t_mix, dtype=float), "worst_end": np.asarray(worst_end),
+            "worst_hit": np.asarray(worst_hit, dtype=float), "curves": curves, "horizon": horizon_factor}
+
+
+def fit_linear_vs_nlogn(ns, t) -> dict[str, float]:
+    """Least-squares fits ``t = a n`` and ``t = a n log n`` (relative residuals), with their RMS relative errors."""
+    ns, t = np.asarray(ns, float), np.asarray(t, float)
+    out = {}
+    for name, base in (("a n", ns), ("a n log n", ns * np.log(ns))):
+        a = float(np.sum(t * base / t ** 2) / np.sum(base ** 2 / t ** 2))  # minimises sum ((t - a base)/t)^2
+        out[name] = a
+        out[f"{name} rms rel. error"] = float(np.sqrt(np.mean(((t - a * base) / t) ** 2)))
+    return out
+
+
+def cw_constants(ns, beta: float, fields, rng, random_starts: int = 1) -> dict[str, np.ndarray]:
+    """ATE and MLSI constants (numerical lower bounds on the suprema) of the first Curie-Weiss component,
+    of a product measure (exact value 1 for ATE) as a check of the optimiser, and the Poincare limits."""
+    from .constants import functional_constant
+
+    out = {key: [] for key in ("ate", "mlsi", "ate_poincare", "mlsi_poincare")}
+    for n in progress(ns, desc="functional constants"):
+        comp = CurieWeissMixture(n, beta, fields).components[0]
+        for kind in ("ate", "mlsi"):
+            est = functional_constant(comp, kind, rng, random_starts=random_starts)
+            out[kind].append(est.value)
+            out[f"{kind}_poincare"].append(est.poincare_limit)
+    res = {key: np.asarray(v) for key, v in out.items()}
+    res["n"] = np.asarray(ns)
+    prod = ProductMixture.symmetric(int(ns[0]), 0.85).components[0]
+    res["product_ate"] = functional_constant(prod, "ate", rng, random_starts=random_starts).value
+    return res
 
 
 def power_curves(n: int, p: float, deltas, budget: TesterBudget, trials: int, null_trials: int, n_null: int,
                  rng) -> dict:
-    """F5: rejection rates of T_loc, T_w, T_mix on families A (weight shift) and B (local perturbation)."""
+    """F5: rejection rates of T_loc, T_w, T_mix on families A (weight shift) and B (local perturbation),
+    with T_w's exact (binomial) and asymptotic (noncentral chi-square) power predictions, the per-test
+    decisions (``reject[fam][tester]``: a list over deltas of boolean arrays) and the I4 slack of every
+    alternative."""
     visible = ProductMixture.symmetric(n, p)
     th = calibrate(visible, budget, n_null, rng)
-    type1 = rejection_rates(visible, visible, budget, th, null_trials, rng)
-    power = {fam: {t: [] for t in TESTERS} for fam in ("A", "B")}
-    dist = {fam: {"tv": [], "local": [], "kl": [], "kl_w": []} for fam in ("A", "B")}
+    null = rejections(visible, visible, budget, th, null_trials, rng)
+    type1 = {t: float(null[t].mean()) for t in TESTERS}
+    names = TESTERS + (T_W_CHI2,)
+    power = {fam: {t: [] for t in names} for fam in ("A", "B")}
+    reject = {fam: {t: [] for t in names} for fam in ("A", "B")}
+    pred = {fam: {"exact": [], "ncx2": []} for fam in ("A", "B")}
+    dist = {fam: {"tv": [], "local": [], "kl": [], "kl_w": [], "i4_slack": []} for fam in ("A", "B")}
     for d in progress(deltas, desc="power curves"):
         for fam, alt in (("A", weight_shift(visible, d)), ("B", local_perturbation(visible, d))):
-            rates = rejection_rates(visible, alt, budget, th, trials, rng)
-            for t in TESTERS:
-                power[fam][t].append(rates[t])
+            r = rejections(visible, alt, budget, th, trials, rng)
+            for t in names:
+                power[fam][t].append(float(r[t].mean()))
+                reject[fam][t].append(r[t])
+            pred[fam]["exact"].append(weight_power_exact(visible, alt, budget.n_w, th["T_w"]))
+            pred[fam]["ncx2"].append(weight_power_ncx2(visible, alt, budget.n_w, budget.alpha))
+            loc, kl_all = local_kl(alt.mu, visible.mu), kl(alt.mu, visible.mu)
+            kl_w = kl(label_law(visible, alt), visible.weights)
             dist[fam]["tv"].append(tv(alt.mu, visible.mu))
-            dist[fam]["local"].append(local_kl(alt.mu, visible.mu))
-            dist[fam]["kl"].append(kl(alt.mu, visible.mu))
-            dist[fam]["kl_w"].append(kl(visible.posterior @ alt.mu, visible.weights))
-    return {"deltas": np.asarray(deltas), "type1": type1, "thresholds": th,
+            dist[fam]["local"].append(loc)
+            dist[fam]["kl"].append(kl_all)
+            dist[fam]["kl_w"].append(kl_w)
+            dist[fam]["i4_slack"].append(loc + kl_w - kl_all)  # I4 with c = 1: KL <= L + KL(rho_pi || rho)
+    return {"deltas": np.asarray(deltas), "type1": type1, "null": null, "thresholds": th, "trials": trials,
             "power": {f: {t: np.asarray(v) for t, v in d.items()} for f, d in power.items()},
+            "reject": reject,
+            "pred": {f: {q: np.asarray(v) for q, v in d.items()} for f, d in pred.items()},
             "dist": {f: {q: np.asarray(v) for q, v in d.items()} for f, d in dist.items()}}
+
+
+def power_z(measured, predicted, trials: int) -> np.ndarray:
+    """``(measured - predicted) / SE`` with the binomial SE of ``trials`` tests at the predicted rate
+    (the rate clipped to ``[1/trials, 1 - 1/trials]`` so that a prediction of 0 or 1 keeps a finite SE)."""
+    p = np.clip(np.asarray(predicted, float), 1.0 / trials, 1 - 1.0 / trials)
+    return (np.asarray(measured, float) - np.asarray(predicted, float)) / np.sqrt(p * (1 - p) / trials)
+
+
+def budget_vs_n(ns, p: float, delta: float, r: int, alpha: float, power: float = 0.8) -> dict[str, np.ndarray]:
+    """T_loc's query budget for ``power`` (normal approximation with exact moments) against ``n``, families A and B,
+    with each alternative's TV and local term."""
+    out = {"n": np.asarray(ns), "A": [], "B": [], "tv_A": [], "tv_B": [], "local_A": [], "local_B": []}
+    for n in progress(ns, desc="T_loc budget vs n"):
+        visible = ProductMixture.symmetric(n, p)
+        for fam, alt in (("A", weight_shift(visible, delta)), ("B", local_perturbation(visible, delta))):
+            out[fam].append(local_budget(visible, alt, r, alpha, power))
+            out[f"tv_{fam}"].append(tv(alt.mu, visible.mu))
+            out[f"local_{fam}"].append(local_kl(alt.mu, visible.mu))
+    return {key: np.asarray(v) for key, v in out.items()}
 
 
 def loglog_slope(x, y) -> float:

@@ -91,6 +91,10 @@ def tv(nu: np.ndarray, mu: np.ndarray) -> np.ndarray | float:
     """Total-variation distance ``(1/2) sum_x |nu(x) - mu(x)|`` (columnwise for a matrix ``nu``)."""
     nu = np.asarray(nu, dtype=float)
     mu = np.asarray(mu, dtype=float)
+    if mu.ndim != 1 or nu.shape[0] != mu.shape[0] or nu.ndim > 2:
+        raise ValueError(f"tv: nu must be (N,) or (N, R) and mu (N,), got {nu.shape} and {mu.shape}")
+    if not (np.all(np.isfinite(nu)) and np.all(np.isfinite(mu))):
+        raise ValueError("tv: distributions must be finite")
     d = np.abs(nu - (mu[:, None] if nu.ndim == 2 and mu.ndim == 1 else mu)).sum(axis=0) / 2
     return float(d) if np.ndim(d) == 0 else d
 
@@ -119,6 +123,28 @@ def spectral_gap(mu, P: sp.spmatrix | None = None, tol: float = 1e-10) -> float:
     return float(1.0 - lam[0])
 
 
+def lumped_chain(model: Mixture) -> np.ndarray:
+    """Exact law of ``|x|`` (number of ones) under Glauber dynamics of an exchangeable mixture, any ``n``.
+
+    When ``mu(x)`` depends on ``|x|`` only (M1 with equal marginals, M3), ``|x_t|`` is a birth-death
+    chain on ``{0..n}``: from ``j`` ones, a one is picked with probability ``j/n`` and becomes 0 with the
+    heat-bath probability ``w(j-1)/(w(j)+w(j-1))``, ``w(j) = mu(x)`` for ``|x| = j``; a zero becomes 1
+    likewise. Returns the ``(n+1, n+1)`` row-stochastic matrix (no enumeration, so no limit on ``n``).
+    """
+    logw = model.log_weight_by_ones()
+    if logw is None:
+        raise ValueError("lumped_chain needs an exchangeable mixture (mu(x) a function of |x| only)")
+    n = model.n
+    j = np.arange(n + 1)
+    Q = np.zeros((n + 1, n + 1))
+    down = (j[1:] / n) / (1.0 + np.exp(logw[1:] - logw[:-1]))   # j -> j-1, j = 1..n
+    up = ((n - j[:-1]) / n) / (1.0 + np.exp(logw[:-1] - logw[1:]))  # j -> j+1, j = 0..n-1
+    Q[j[1:], j[1:] - 1] = down
+    Q[j[:-1], j[:-1] + 1] = up
+    Q[j, j] = 1.0 - Q.sum(axis=1)
+    return Q
+
+
 def relaxation_time(mu, P: sp.spmatrix | None = None) -> float:
     """``1 / spectral_gap``: the time scale of the slowest mode (exponential in n for bimodal mixtures)."""
     return 1.0 / spectral_gap(mu, P)
@@ -130,7 +156,8 @@ class GlauberSampler:
 
     Each step, every chain picks its own site ``i ~ Unif[n]`` and resamples it from the mixture's exact
     conditional ``mu(x_i | x_{-i})`` (heat bath, random scan); per-component sufficient statistics are
-    updated incrementally, so a step costs O(C k). One *sweep* is ``n`` steps.
+    updated incrementally, so a step costs O(C k). One *sweep* is ``n`` steps. The per-chain Python
+    loops it is benchmarked against live in ``icml26.ate_mixtures._reference`` (not public API).
     """
 
     model: Mixture
@@ -166,30 +193,3 @@ class GlauberSampler:
             for s in range(n):
                 self.step(sites[s], uniforms[s])
         return self.X
-
-
-def naive_glauber_sweep(model, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The straightforward baseline: a Python loop over chains and steps, recomputing the conditional.
-
-    Same dynamics as :class:`GlauberSampler` for a :class:`ProductMixture` (random scan, heat bath),
-    written the way one would first write it; used only by the benchmark.
-    """
-    X = np.array(X, dtype=np.uint8, copy=True)
-    C, n = X.shape
-    marg = model.marginals.tolist()
-    w = model.weights.tolist()
-    for c in range(C):
-        row = X[c].tolist()
-        for _ in range(n):
-            i = int(rng.integers(n))
-            num, den = 0.0, 0.0
-            for a in range(len(w)):
-                lik = w[a]
-                for j in range(n):
-                    if j != i:
-                        lik *= marg[a][j] if row[j] else 1.0 - marg[a][j]
-                num += lik * marg[a][i]
-                den += lik
-            row[i] = 1 if rng.random() < num / den else 0
-        X[c] = row
-    return X

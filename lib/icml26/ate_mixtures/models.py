@@ -68,6 +68,13 @@ def check_probabilities(p, name: str = "probabilities") -> np.ndarray:
     return a
 
 
+def sample_indices(mu: np.ndarray, shape, rng: np.random.Generator) -> np.ndarray:
+    """I.i.d. draws of state indices from the probability vector ``mu`` (inverse-CDF), array of ``shape``."""
+    cdf = np.cumsum(mu)
+    u = rng.random(shape) * cdf[-1]
+    return np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+
+
 def states(n: int) -> np.ndarray:
     """All of {0,1}^n as a ``(2^n, n)`` uint8 array; row ``x`` holds the bits of the integer ``x``."""
     check_exact_n(_check_n(n))
@@ -112,9 +119,7 @@ class Mixture:
         """``m`` i.i.d. exact samples of ``mu`` as state indices, shape ``size + (m,)``."""
         if m < 1:
             raise ValueError(f"need at least one sample, got m = {m}")
-        cdf = np.cumsum(self.mu)
-        u = rng.random(size + (int(m),)) * cdf[-1]
-        return np.minimum(np.searchsorted(cdf, u, side="right"), cdf.size - 1)
+        return sample_indices(self.mu, size + (int(m),), rng)
 
     def sample_states(self, m: int, rng: np.random.Generator) -> np.ndarray:
         """``(m, n)`` uint8 exact samples (for any n: draw the component, then sample it)."""
@@ -123,6 +128,14 @@ class Mixture:
 
     def _sample_components(self, a: np.ndarray, rng: np.random.Generator) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    def log_weight_by_ones(self) -> np.ndarray | None:
+        """``log mu(x)`` as a function of ``|x|`` (length ``n + 1``) when ``mu`` is exchangeable, else ``None``.
+
+        For an exchangeable ``mu`` the number of ones ``|x|`` under Glauber dynamics is itself a Markov
+        chain (a birth-death chain on ``{0..n}``), exact at any ``n`` (:func:`~icml26.ate_mixtures.lumped_chain`).
+        """
+        return None
 
     # --- Monte-Carlo interface (GlauberSampler) ----------------------------------------------
     def mc_init(self, X: np.ndarray):  # pragma: no cover - abstract
@@ -145,11 +158,13 @@ class ProductMixture(Mixture):
     """
 
     def __init__(self, weights, marginals):
-        m = check_probabilities(marginals, "component marginals")
+        m = np.array(check_probabilities(marginals, "component marginals"), dtype=float)
         if m.ndim != 2:
             raise ValueError(f"marginals must be a (k, n) array, got shape {m.shape}")
+        m.setflags(write=False)  # cached arrays (components, mu, posterior, MC tables) depend on it
         self.marginals = m
-        self.weights = check_weights(weights, m.shape[0])
+        self.weights = np.array(check_weights(weights, m.shape[0]))
+        self.weights.setflags(write=False)
         self.n = _check_n(m.shape[1])
 
     @classmethod
@@ -158,6 +173,23 @@ class ProductMixture(Mixture):
         n = _check_n(n)
         p = float(check_probabilities(p, "p"))
         return cls(weights, np.array([[p] * n, [1.0 - p] * n]))
+
+    @classmethod
+    def corners(cls, n: int, k: int, p: float) -> "ProductMixture":
+        """``k`` equal-weight components centred on distinct corners of the cube (the k-sweep of F3).
+
+        Corners: ``1^n``, ``0^n``, ``1^{n/2} 0^{n/2}``, ``0^{n/2} 1^{n/2}`` (the first ``k``); component ``a``
+        has marginal ``p`` where its corner has a one and ``1 - p`` elsewhere. Needs even ``n`` and ``k <= 4``.
+        """
+        n = _check_n(n)
+        if n % 2:
+            raise ValueError(f"corners needs an even n, got {n}")
+        if not 1 <= k <= 4:
+            raise ValueError(f"corners supports k = 1..4 components, got {k}")
+        p = float(check_probabilities(p, "p"))
+        h = n // 2
+        bits = np.array([[1] * n, [0] * n, [1] * h + [0] * h, [0] * h + [1] * h][:k], dtype=float)
+        return cls(np.full(k, 1.0 / k), np.where(bits == 1, p, 1.0 - p))
 
     @classmethod
     def random(cls, n: int, k: int, rng: np.random.Generator, low: float = 0.1, high: float = 0.9) -> "ProductMixture":
@@ -177,10 +209,19 @@ class ProductMixture(Mixture):
     def _sample_components(self, a, rng):
         return (rng.random((a.size, self.n)) < self.marginals[a]).astype(np.uint8)
 
+    def log_weight_by_ones(self) -> np.ndarray | None:
+        if not np.all(self.marginals == self.marginals[:, :1]):
+            return None  # not exchangeable
+        j = np.arange(self.n + 1)[None, :]
+        p = self.marginals[:, :1]
+        with np.errstate(divide="ignore"):
+            logs = np.log(self.weights)[:, None] + j * np.log(p) + (self.n - j) * np.log1p(-p)
+        return logsumexp(logs, axis=0)
+
     # log-likelihood per component, maintained incrementally as a (k, C) array (reductions over k rows
     # are element-wise across rows, much faster than reducing a short last axis)
     def _site_logs(self):
-        if not hasattr(self, "_logs"):
+        if getattr(self, "_logs", None) is None:  # marginals are read-only, so the table never goes stale
             with np.errstate(divide="ignore"):
                 l1, l0 = np.log(self.marginals), np.log1p(-self.marginals)
             table = np.empty((self.k, 2 * self.n))  # column 2i + b: log P_a(x_i = b)
@@ -211,9 +252,12 @@ class ProductMixture(Mixture):
         Xf = X.reshape(-1)
         change = new.astype(np.int8) - Xf[flat].astype(np.int8)  # +1: 0 -> 1, -1: 1 -> 0, 0: unchanged
         moved = np.flatnonzero(change)
-        if moved.size:
-            L[:, moved] += change[moved] * dl[:, sites[moved]]
         Xf[flat] = new
+        if moved.size:
+            if self._site_logs()[3]:
+                L[:, moved] += change[moved] * dl[:, sites[moved]]
+            else:  # marginals at 0 or 1: -inf + inf would give NaN, recompute the moved chains from scratch
+                L[:, moved] = self.mc_init(X[moved])
         return L
 
 
@@ -222,19 +266,22 @@ class CurieWeissMixture(Mixture):
 
     Model M3 of the brief: at ``beta < 1`` each component is a high-temperature mean-field Ising model
     (ATE/MLSI with an O(1) constant, not known exactly), the fields ``h_a`` of opposite sign make the
-    mixture bimodal. Used only qualitatively.
+    mixture bimodal. These components satisfy MLSI without being product measures (the paper's
+    hypothesis); their constants are estimated by exact enumeration in the chapter.
     """
 
     def __init__(self, n: int, beta: float, fields, weights=None):
         self.n = _check_n(n)
         self.beta = float(beta)
-        if not np.isfinite(self.beta):
-            raise ValueError("beta must be finite")
-        self.fields = np.asarray(fields, dtype=float)
+        if not (np.isfinite(self.beta) and 0 <= self.beta < 1):
+            raise ValueError(f"beta must lie in [0, 1) (high temperature, where each component is ATE/MLSI), got {beta}")
+        self.fields = np.array(fields, dtype=float)
         if self.fields.ndim != 1 or not np.all(np.isfinite(self.fields)):
             raise ValueError("fields must be a finite 1-d array (one field per component)")
         k = self.fields.size
-        self.weights = check_weights(np.full(k, 1.0 / k) if weights is None else weights, k)
+        self.weights = np.array(check_weights(np.full(k, 1.0 / k) if weights is None else weights, k))
+        self.weights.setflags(write=False)
+        self.fields.setflags(write=False)
         Ms = np.arange(-self.n, self.n + 1, 2, dtype=float)
         logbinom = gammaln(self.n + 1) - gammaln((Ms + self.n) / 2 + 1) - gammaln((self.n - Ms) / 2 + 1)
         self._Ms = Ms
@@ -262,6 +309,11 @@ class CurieWeissMixture(Mixture):
                 row[rng.choice(self.n, size=j, replace=False)] = 1
                 out[r] = row
         return out
+
+    def log_weight_by_ones(self) -> np.ndarray:
+        M = 2.0 * np.arange(self.n + 1) - self.n
+        logs = np.log(self.weights)[:, None] + np.stack([self._energy(M, h) - lz for h, lz in zip(self.fields, self.log_z)])
+        return logsumexp(logs, axis=0)
 
     def mc_init(self, X):
         return (2 * X.astype(np.int64) - 1).sum(axis=1)

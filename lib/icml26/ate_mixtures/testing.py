@@ -22,10 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as sps
 
-from .models import Mixture
+from .models import Mixture, ProductMixture, sample_indices
 
 TESTERS = ("T_loc", "T_w", "T_mix")
+T_W_CHI2 = "T_w (chi2 threshold)"
+"""T_w with the asymptotic chi-square quantile as threshold (what the noncentral chi-square predicts)."""
 
 
 @dataclass(frozen=True)
@@ -51,15 +54,10 @@ def _check_pair(visible: Mixture, hidden: Mixture):
         raise ValueError(f"visible and hidden live on different cubes: n = {visible.n} vs {hidden.n}")
 
 
-def _draw(mu: np.ndarray, shape, rng) -> np.ndarray:
-    cdf = np.cumsum(mu)
-    return np.minimum(np.searchsorted(cdf, rng.random(shape) * cdf[-1], side="right"), mu.size - 1)
-
-
 def weight_statistic(visible: Mixture, hidden: Mixture, n_w: int, trials: int, rng) -> np.ndarray:
     """T_w statistic for ``trials`` independent tests: Pearson chi-square of posterior labels vs ``rho``."""
     _check_pair(visible, hidden)
-    x = _draw(hidden.mu, (trials, n_w), rng)
+    x = sample_indices(hidden.mu, (trials, n_w), rng)
     cpost = np.cumsum(visible.posterior[:, x], axis=0)  # (k, trials, n_w)
     a = (rng.random((trials, n_w))[None] > cpost).sum(axis=0)
     a = np.minimum(a, visible.k - 1)
@@ -78,7 +76,7 @@ def local_statistic(visible: Mixture, hidden: Mixture, n_loc: int, r: int, trial
     """
     _check_pair(visible, hidden)
     n = visible.n
-    x = _draw(hidden.mu, (trials, n_loc), rng)
+    x = sample_indices(hidden.mu, (trials, n_loc), rng)
     i = rng.integers(0, n, size=(trials, n_loc))
     x1 = x | (1 << i)
     x0 = x1 ^ (1 << i)
@@ -90,6 +88,7 @@ def local_statistic(visible: Mixture, hidden: Mixture, n_loc: int, r: int, trial
 
 
 def statistics(visible: Mixture, hidden: Mixture, budget: TesterBudget, trials: int, rng) -> dict[str, np.ndarray]:
+    """Both statistics (``T_loc``, ``T_w``) for ``trials`` independent tests of ``hidden`` against ``visible``."""
     return {
         "T_loc": local_statistic(visible, hidden, budget.n_loc, budget.r, trials, rng),
         "T_w": weight_statistic(visible, hidden, budget.n_w, trials, rng),
@@ -110,20 +109,92 @@ def calibrate(visible: Mixture, budget: TesterBudget, n_null: int, rng) -> dict[
     }
 
 
+def rejections(visible: Mixture, hidden: Mixture, budget: TesterBudget, thresholds: dict[str, float],
+               trials: int, rng) -> dict[str, np.ndarray]:
+    """Per-test reject decisions (boolean arrays of length ``trials``) of T_loc, T_w, T_mix, and of T_w at
+    the asymptotic threshold ``chi2_{k-1}(1 - alpha)`` (key :data:`T_W_CHI2`)."""
+    s = statistics(visible, hidden, budget, trials, rng)
+    return {
+        "T_loc": s["T_loc"] > thresholds["T_loc"],
+        "T_w": s["T_w"] > thresholds["T_w"],
+        "T_mix": (s["T_loc"] > thresholds["T_loc/2"]) | (s["T_w"] > thresholds["T_w/2"]),
+        T_W_CHI2: s["T_w"] > sps.chi2.ppf(1 - budget.alpha, visible.k - 1),
+    }
+
+
 def rejection_rates(visible: Mixture, hidden: Mixture, budget: TesterBudget, thresholds: dict[str, float],
                     trials: int, rng) -> dict[str, float]:
     """Fraction of ``trials`` independent tests that reject, for T_loc, T_w and T_mix."""
-    s = statistics(visible, hidden, budget, trials, rng)
-    loc = s["T_loc"] > thresholds["T_loc"]
-    w = s["T_w"] > thresholds["T_w"]
-    mix = (s["T_loc"] > thresholds["T_loc/2"]) | (s["T_w"] > thresholds["T_w/2"])
-    return {"T_loc": float(loc.mean()), "T_w": float(w.mean()), "T_mix": float(mix.mean())}
+    r = rejections(visible, hidden, budget, thresholds, trials, rng)
+    return {t: float(r[t].mean()) for t in TESTERS}
+
+
+def label_law(visible: Mixture, hidden: Mixture) -> np.ndarray:
+    """``rho_pi(a) = sum_x pi(x) p_mu(a|x)``: the law of T_w's labels when ``x ~ pi`` (posterior of ``mu``)."""
+    _check_pair(visible, hidden)
+    return visible.posterior @ hidden.mu
+
+
+def weight_power_ncx2(visible: Mixture, hidden: Mixture, n_w: int, alpha: float) -> float:
+    """Asymptotic power of T_w at the ``chi2_{k-1}(1-alpha)`` threshold: ``P(ncx2(k-1, lambda) > threshold)``.
+
+    ``lambda = n_w sum_a (rho_pi(a) - rho_a)^2 / rho_a`` (Pearson noncentrality; ``4 n_w d^2`` for a
+    weight shift ``(1/2 + d, 1/2 - d)`` of ``rho = (1/2, 1/2)`` with perfectly separated components).
+    """
+    rho, rp = visible.weights, label_law(visible, hidden)
+    lam = n_w * float(np.sum((rp - rho) ** 2 / rho))
+    df = visible.k - 1
+    thr = sps.chi2.ppf(1 - alpha, df)
+    return float(sps.ncx2.sf(thr, df, lam)) if lam > 0 else float(sps.chi2.sf(thr, df))
+
+
+def weight_power_exact(visible: Mixture, hidden: Mixture, n_w: int, threshold: float) -> float:
+    """Exact power of T_w for ``k = 2``: the label count is ``Bin(n_w, rho_pi(1))``, the statistic
+    ``(c - n_w rho_1)^2 / (n_w rho_1 rho_2)``; rejects when it exceeds ``threshold``."""
+    if visible.k != 2:
+        raise ValueError("the exact T_w power is implemented for k = 2 components")
+    rho, rp = visible.weights, label_law(visible, hidden)
+    c = np.arange(n_w + 1)
+    stat = (c - n_w * rho[0]) ** 2 / (n_w * rho[0]) + ((n_w - c) - n_w * rho[1]) ** 2 / (n_w * rho[1])
+    return float(sps.binom.pmf(c, n_w, rp[0])[stat > threshold].sum())
+
+
+def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[float, float]:
+    """Exact mean and variance of one T_loc query's unbiased chi-square estimate when the oracle is ``hidden``.
+
+    Enumerates ``x ~ pi`` (all ``2^n`` states), ``i ~ Unif[n]`` and the count ``c ~ Bin(r, q)``; the mean is
+    ``E_{x~pi, i} chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))`` (0 under the null).
+    """
+    _check_pair(visible, hidden)
+    if r < 2:
+        raise ValueError("r must be >= 2")
+    n, N = visible.n, visible.mu.size
+    x = np.arange(N)[:, None]
+    i = np.arange(n)[None, :]
+    x1 = x | (1 << i)
+    x0 = x1 ^ (1 << i)
+    q = hidden.mu[x1] / (hidden.mu[x0] + hidden.mu[x1])
+    p = visible.mu[x1] / (visible.mu[x0] + visible.mu[x1])
+    c = np.arange(r + 1)[None, None, :]
+    est = (c * (c - 1) / (r * (r - 1)) - 2 * p[..., None] * c / r + p[..., None] ** 2) / np.maximum(p * (1 - p), 1e-12)[..., None]
+    w = hidden.mu[:, None, None] / n * sps.binom.pmf(c, r, q[..., None])
+    mean = float(np.sum(w * est))
+    return mean, float(np.sum(w * est ** 2) - mean ** 2)
+
+
+def local_budget(visible: Mixture, hidden: Mixture, r: int, alpha: float, power: float = 0.8) -> float:
+    """Queries T_loc needs for ``power`` at level ``alpha`` (normal approximation of the mean of i.i.d. queries):
+    ``N = ((z_{1-alpha} sigma_0 + z_power sigma_1) / m_1)^2`` with the exact moments of :func:`local_query_moments`."""
+    m0, v0 = local_query_moments(visible, visible, r)
+    m1, v1 = local_query_moments(visible, hidden, r)
+    if m1 - m0 <= 0:
+        return float("inf")
+    za, zb = sps.norm.ppf(1 - alpha), sps.norm.ppf(power)
+    return float(((za * np.sqrt(v0) + zb * np.sqrt(v1)) / (m1 - m0)) ** 2)
 
 
 def weight_shift(visible: Mixture, delta: float) -> Mixture:
     """Family A: the same components with weights ``(rho_1 + delta, rho_2 - delta)`` (k = 2)."""
-    from .models import ProductMixture
-
     if visible.k != 2 or not isinstance(visible, ProductMixture):
         raise ValueError("weight_shift is defined for two-component product mixtures")
     w = visible.weights + np.array([delta, -delta])
@@ -132,8 +203,6 @@ def weight_shift(visible: Mixture, delta: float) -> Mixture:
 
 def local_perturbation(visible: Mixture, delta: float, coords=(0, 1)) -> Mixture:
     """Family B: component 1's marginals at ``coords`` lowered by ``delta`` (weights unchanged)."""
-    from .models import ProductMixture
-
     if not isinstance(visible, ProductMixture):
         raise ValueError("local_perturbation is defined for product mixtures")
     marg = visible.marginals.copy()
