@@ -1,0 +1,114 @@
+"""BiRQA-small forward (feature maps included) against its peers, and one PGD step against ART's.
+
+Run: ``pytest benchmarks/bench_birqa.py`` (``make bench``). The ratio tests time the contenders interleaved in
+one process (``icml26.timing.interleaved_best``), on 2 torch threads, and record in ``results/bench/birqa.json``:
+
+* BiRQA-small vs pytorch-msssim's SSIM (the fastest FR metric on PyPI that runs here; piq/pyiqa need
+  torchvision) at 512^2 and 1920x1080: the price of the learned pyramid over one classical map (reported);
+* BiRQA-small vs the LPIPS-VGG16 architecture in plain torch at 512^2 (the paper's "~3x faster than
+  previous SOTA"; LPIPS' weights cannot be downloaded and do not change the time): bounded by 1/3;
+* one I-FGSM/PGD step (ours) vs ART 1.20.1's ``ProjectedGradientDescent`` with ``max_iter=1`` on the same
+  model (the same algorithm: the peer), bounded by 1.0.
+CPU only; on a GPU the fair peers would be compiled models.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.birqa import BiRQA, LPIPSVGG16, attack
+from icml26.timing import interleaved_best, record_bench
+
+pytorch_msssim = pytest.importorskip("pytorch_msssim")
+THREADS = 2
+SIZES = {"512x512": (512, 512), "1920x1080": (1080, 1920)}
+
+
+@pytest.fixture(autouse=True)
+def two_threads():
+    old = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    yield
+    torch.set_num_threads(old)
+
+
+def _pair(h, w, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ref = torch.rand(1, 3, h, w, generator=g)
+    return ref, (ref + 0.05 * torch.randn(ref.shape, generator=g)).clamp(0, 1)
+
+
+def _birqa():
+    torch.manual_seed(0)
+    return BiRQA(levels=3, channels=12).eval()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_birqa_forward(benchmark, size):
+    ref, dist = _pair(*SIZES[size])
+    model = _birqa()
+    benchmark.group = f"FR-IQA forward, {size}"
+    with torch.no_grad():
+        benchmark(lambda: model(ref, dist))
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_ratio_birqa_vs_pytorch_msssim(size):
+    ref, dist = _pair(*SIZES[size])
+    model = _birqa()
+    with torch.no_grad():
+        fns = {"birqa": lambda: model(ref, dist), "ssim": lambda: pytorch_msssim.ssim(dist, ref, data_range=1.0)}
+        for f in fns.values():
+            f()
+        best = interleaved_best(fns, rounds=5)
+    rec = record_bench("birqa", f"forward {size}: BiRQA-small vs SSIM", "icml26.birqa.BiRQA (features included)",
+                       best["birqa"], "pytorch_msssim.ssim 1.0.0", best["ssim"], 5,
+                       note=f"{THREADS} torch threads; the price of the learned pyramid over one SSIM map")
+    assert rec["ratio"] > 0
+
+
+def test_ratio_birqa_vs_lpips_vgg16_architecture():
+    ref, dist = _pair(512, 512)
+    model, vgg = _birqa(), LPIPSVGG16().eval()
+    with torch.no_grad():
+        fns = {"birqa": lambda: model(ref, dist), "vgg": lambda: vgg(ref, dist)}
+        for f in fns.values():
+            f()
+        best = interleaved_best(fns, rounds=3)
+    rec = record_bench("birqa", "forward 512x512: BiRQA-small vs LPIPS-VGG16 arch", "icml26.birqa.BiRQA",
+                       best["birqa"], "LPIPS-VGG16 architecture (plain torch)", best["vgg"], 3,
+                       note=f"{THREADS} torch threads; the paper: ~3x faster than previous SOTA")
+    assert rec["ratio"] <= 1 / 3
+
+
+def test_ratio_pgd_step_vs_art():
+    pytest.importorskip("art")
+    from art.attacks.evasion import ProjectedGradientDescent
+    from art.estimators.classification import PyTorchClassifier
+
+    model = _birqa()
+    g = torch.Generator().manual_seed(1)
+    ref = torch.rand(16, 3, 64, 64, generator=g)
+    dist = (ref + 0.05 * torch.randn(ref.shape, generator=g)).clamp(0, 1)
+
+    class TwoLogits(torch.nn.Module):
+        def forward(self, x):
+            f = model(ref, x, check=False)
+            return torch.stack([-f, f], 1)
+
+    clf = PyTorchClassifier(TwoLogits(), loss=torch.nn.CrossEntropyLoss(), input_shape=(3, 64, 64), nb_classes=2,
+                            clip_values=(0.0, 1.0))
+    eps = 4 / 255
+    art_pgd = ProjectedGradientDescent(clf, norm=np.inf, eps=eps, eps_step=eps / 4, max_iter=1, num_random_init=0,
+                                       batch_size=16, verbose=False)
+    y0, x = np.zeros(16, dtype=int), dist.numpy()
+    fns = {"ours": lambda: attack(lambda r, d: model(r, d, check=False), ref, dist, eps, 1, "ifgsm"),
+           "art": lambda: art_pgd.generate(x, y=y0)}
+    for f in fns.values():
+        f()
+    best = interleaved_best(fns, rounds=5)
+    rec = record_bench("birqa", "one I-FGSM step, 16 x 64^2 pairs", "icml26.birqa.attack", best["ours"],
+                       "ART 1.20.1 ProjectedGradientDescent (max_iter=1)", best["art"], 5,
+                       note=f"{THREADS} torch threads; same model, same gradient")
+    assert rec["ratio"] <= 1.0

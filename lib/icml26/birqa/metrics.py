@@ -1,0 +1,158 @@
+"""Classical full-reference baselines (torch, differentiable, so they can be attacked too) and the
+correlation scores of IQA (SROCC, PLCC, KRCC).
+
+PSNR; SSIM (the mean of features.ssim_map over its valid part, Gaussian window sigma 1.5: with an 11-tap
+window it equals skimage's ``structural_similarity(gaussian_weights=True)`` and pytorch-msssim, tests);
+MS-SSIM over 3 scales (our inputs are too small for the 5 scales of Wang et al. 2003); one-scale pixel VIF (`vif_p`, the
+4-scale VIF-p, equals torchmetrics 1.9); GMSD (Xue et al. 2014, Prewitt gradients) -- GMSD is also a component of the oracle MOS,
+so it is flagged wherever it appears beside the baselines.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+from .features import check_pair, rgb_to_ycbcr, ssim_map
+
+MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001)  # the first three of Wang et al. 2003, renormalised below
+GMSD_C = 170.0 / 255.0 ** 2
+
+
+def _luma(x):
+    return rgb_to_ycbcr(x)[:, :1]
+
+
+def psnr(ref, dist, check: bool = True):
+    if check:
+        check_pair(ref, dist)
+    mse = ((ref - dist) ** 2).mean((1, 2, 3)).clamp_min(1e-10)
+    return 10 * torch.log10(1.0 / mse)
+
+
+def ssim(ref, dist, window: int = 7, check: bool = True):
+    """Mean SSIM of luma over the valid part of the window (no padding)."""
+    if check:
+        check_pair(ref, dist, 1, window)
+    return ssim_map(_luma(ref), _luma(dist), window, pad=False).mean((1, 2, 3))
+
+
+def ms_ssim(ref, dist, window: int = 7, scales: int = 3, check: bool = True):
+    """MS-SSIM (Wang et al. 2003) over ``scales`` scales: contrast-structure at every scale, luminance at the last."""
+    from .features import local_stats
+
+    if check:
+        check_pair(ref, dist, scales, window)
+    w = torch.tensor(MS_SSIM_WEIGHTS[:scales]) / sum(MS_SSIM_WEIGHTS[:scales])
+    a, b, out = _luma(ref), _luma(dist), 1.0
+    for s in range(scales):
+        mu_a, mu_b, va, vb, cov = local_stats(a, b, window, pad=False)
+        cs = ((2 * cov + 0.03 ** 2) / (va + vb + 0.03 ** 2)).mean((1, 2, 3)).clamp_min(1e-6)
+        if s == scales - 1:
+            lum = ((2 * mu_a * mu_b + 0.01 ** 2) / (mu_a ** 2 + mu_b ** 2 + 0.01 ** 2)).mean((1, 2, 3))
+            out = out * (cs * lum.clamp_min(1e-6)) ** w[s]
+        else:
+            out = out * cs ** w[s]
+            a, b = F.avg_pool2d(a, 2), F.avg_pool2d(b, 2)
+    return out
+
+
+def vif(ref, dist, window: int = 7, check: bool = True):
+    """Pixel VIF at one scale: sum of the information numerator over sum of the denominator (features.vif_terms,
+    valid part of the window). Our 32-px inputs are below the 41-px minimum of the 4-scale VIF-p; `vif_p`
+    is that one (equal to torchmetrics 1.9, tests)."""
+    from .features import vif_terms
+
+    if check:
+        check_pair(ref, dist, 1, window)
+    num, den = vif_terms(_luma(ref), _luma(dist), window, pad=False)
+    return num.sum((1, 2, 3)) / den.sum((1, 2, 3))
+
+
+def vif_p(ref, dist, sigma_n2: float = 2.0):
+    """4-scale pixel VIF (Sheikh & Bovik 2006) of luma on [0, 255], with the windows (N = 2^(5-s) + 1, sigma N/5)
+    and clamps of torchmetrics' ``visual_information_fidelity``; sides >= 41."""
+    from .features import blur, local_stats
+
+    check_pair(ref, dist)
+    a, b = _luma(ref) * 255, _luma(dist) * 255
+    num_t, den_t, e = 0.0, 0.0, 1e-10
+    for scale in range(4):
+        n = 2 ** (4 - scale) + 1
+        if scale > 0:
+            a, b = blur(a, n, n / 5, pad=False)[..., ::2, ::2], blur(b, n, n / 5, pad=False)[..., ::2, ::2]
+        _, _, va, vb, cov = local_stats(a, b, n, n / 5, pad=False)
+        va, vb = va.clamp_min(0), vb.clamp_min(0)
+        g = cov / (va + e)
+        sv = vb - g * cov
+        m = va < e
+        g, sv, va = torch.where(m, 0.0, g), torch.where(m, vb, sv), torch.where(m, 0.0, va)
+        m = vb < e
+        g, sv = torch.where(m, 0.0, g), torch.where(m, 0.0, sv)
+        m = g < 0
+        sv, g = torch.where(m, vb, sv), torch.where(m, 0.0, g)
+        sv = sv.clamp_min(e)
+        num_t = num_t + torch.log10(1 + g ** 2 * va / (sv + sigma_n2)).sum((1, 2, 3))
+        den_t = den_t + torch.log10(1 + va / sigma_n2).sum((1, 2, 3))
+    return num_t / den_t
+
+
+PREWITT = torch.tensor([[1.0, 0.0, -1.0], [1.0, 0.0, -1.0], [1.0, 0.0, -1.0]]) / 3.0
+
+
+def gradient_magnitude(y):
+    """Prewitt gradient magnitude of a luma map ``[B, 1, H, W]`` (valid part, kernels / 3 as in GMSD)."""
+    kx = PREWITT.to(y).view(1, 1, 3, 3)
+    gx, gy = F.conv2d(y, kx), F.conv2d(y, kx.transpose(-1, -2))
+    return torch.sqrt(gx ** 2 + gy ** 2 + 1e-12)
+
+
+def gmsd(ref, dist, check: bool = True):
+    """GMSD (Xue et al. 2014, Eqs. 4-6): std of the gradient-magnitude similarity after 2x2 average pooling.
+    A distortion (higher is worse); an oracle component."""
+    if check:
+        check_pair(ref, dist)
+    a, b = F.avg_pool2d(_luma(ref), 2), F.avg_pool2d(_luma(dist), 2)
+    ga, gb = gradient_magnitude(a), gradient_magnitude(b)
+    gms = (2 * ga * gb + GMSD_C) / (ga ** 2 + gb ** 2 + GMSD_C)
+    return gms.flatten(1).std(1, unbiased=False)
+
+
+BASELINES = {"PSNR": psnr, "SSIM": ssim, "MS-SSIM (3 scales)": ms_ssim, "VIF (1 scale)": vif, "GMSD (oracle part)": gmsd}
+HIGHER_IS_WORSE = {"GMSD (oracle part)"}
+
+
+def _xy(pred, mos):
+    x, y = np.asarray(pred, dtype=float).ravel(), np.asarray(mos, dtype=float).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"need matching prediction/MOS vectors of >= 3 pairs, got {x.shape} and {y.shape}")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        return None, None
+    return x, y
+
+
+def srocc(pred, mos) -> float:
+    """Spearman rank correlation (NaN for a non-finite prediction; a constant one scores 0)."""
+    x, y = _xy(pred, mos)
+    if x is None:
+        return float("nan")
+    if np.ptp(x) == 0:
+        return 0.0
+    return float(stats.spearmanr(x, y).statistic)
+
+
+def plcc(pred, mos) -> float:
+    x, y = _xy(pred, mos)
+    if x is None:
+        return float("nan")
+    if np.ptp(x) == 0:
+        return 0.0
+    return float(stats.pearsonr(x, y).statistic)
+
+
+def krcc(pred, mos) -> float:
+    x, y = _xy(pred, mos)
+    if x is None:
+        return float("nan")
+    return float(stats.kendalltau(x, y).statistic)
