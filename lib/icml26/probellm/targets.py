@@ -1,0 +1,238 @@
+"""The models under test, all behind one call: ``target.query(items, labels) -> failures``.
+
+* `PlantedOracle`: a rule-based stand-in for a model with known failure modes. Each planted mode is an
+  exact predicate on the item and a failure rate f_m; whether the oracle fails on an item is a fixed
+  function of the item (a keyed hash below f_m), like a greedy decoder, so its whole failure map is known
+  and enumerable. On a failure it answers with the mode's *mechanism* (a dropped carry, a borrow error,
+  an off-by-one, echoing an operand, picking the smaller number), which is what the failure signature
+  psi of `modes` reads.
+* `SmolLM2Target`: the real SmolLM2-135M-Instruct (`icml26.llm`). Chat template, then a forced
+  assistant prefix (``"a op b ="`` for free text); the verdict on a free-text item is teacher-forced:
+  correct iff the argmax at every gold token is that token and the next argmax is not a digit, which is
+  exactly what greedy decoding would output (claim P11 checks it). Multiple-choice and true/false
+  items are judged by option mass (the larger logit among `` A``..`` D`` / `` true``, `` false``).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .space import SYMBOL, Item, Space, options, render, truth_value, verify
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A planted failure mode: a predicate on (op, a, b, form, template), a failure rate and a mechanism."""
+
+    name: str
+    text: str
+    predicate: Callable  # (op, a, b, form, template) -> bool; numpy-vectorised over a, b
+    rate: float
+    wrong: Callable      # (item) -> the wrong numeric answer the oracle gives
+
+
+def _tens(x):
+    return (x // 10) % 10
+
+
+PLANTED_MODES: tuple[Mode, ...] = (
+    Mode("M1", "op=+ AND free_text AND tens_a + tens_b >= 15 (carry blindness)",
+         lambda op, a, b, f, t: (op == "+") & (f == "free_text") & (_tens(a) + _tens(b) >= 15), 0.9,
+         lambda it: it.a + it.b - 100),
+    Mode("M2", "op=- AND a >= 100 AND units_b = 7 AND units_a < 7 (borrow hole)",
+         lambda op, a, b, f, t: (op == "-") & (a >= 100) & (b % 10 == 7) & (a % 10 < 7), 0.7,
+         lambda it: it.a - it.b + 10),
+    Mode("M3", "op=* AND true_false AND (a = 9 OR b = 9) (noisy x9)",
+         lambda op, a, b, f, t: (op == "*") & (f == "true_false") & ((a == 9) | (b == 9)), 0.6,
+         lambda it: it.a * it.b + 1),
+    Mode("M4", "op=+ AND free_text AND template 'What is a plus b?' AND a >= 500 (format shift)",
+         lambda op, a, b, f, t: (op == "+") & (f == "free_text") & (t == 1) & (a >= 500), 0.8, lambda it: it.a),
+    Mode("M5", "op=cmp AND multiple_choice AND a // 10 = b // 10 (close comparison)",
+         lambda op, a, b, f, t: (op == "cmp") & (f == "multiple_choice") & (a // 10 == b // 10), 0.7,
+         lambda it: min(it.a, it.b)),
+)
+BACKGROUND_RATE = 0.005
+
+
+def _unit_hash(item: Item, salt: str) -> float:
+    h = hashlib.blake2b(f"{salt}|{item.op}|{item.a}|{item.b}|{item.form}|{item.template}|{item.variant}".encode(),
+                        digest_size=8).digest()
+    return int.from_bytes(h, "little") / 2.0**64
+
+
+def _answer_as(item: Item, value: int, gold):
+    """Express a (wrong) numeric answer in the item's form."""
+    if item.form == "free_text":
+        return int(value)
+    if item.form == "multiple_choice":
+        opts = options(item)
+        wrong = [i for i in range(len(opts)) if i != gold]
+        return min(wrong, key=lambda i: (abs(opts[i] - value), i))
+    return not gold
+
+
+class PlantedOracle:
+    """A deterministic target with planted failure modes `PLANTED_MODES` (exact predicates and rates)."""
+
+    def __init__(self, space: Space, modes: Sequence[Mode] = PLANTED_MODES, background: float = BACKGROUND_RATE,
+                 salt: str = "oracle"):
+        if not 0 <= background < 1:
+            raise ValueError(f"background rate must be in [0, 1), got {background}")
+        for m in modes:
+            if not 0 < m.rate <= 1:
+                raise ValueError(f"mode {m.name}: rate must be in (0, 1], got {m.rate}")
+        self.space, self.modes, self.background, self.salt = space, tuple(modes), background, salt
+        self.n_queries = 0
+
+    def membership(self, items: Sequence[Item]) -> np.ndarray:
+        """(n, M) booleans: which planted modes each item lies in."""
+        return np.array([[bool(m.predicate(it.op, it.a, it.b, it.form, it.template)) for m in self.modes]
+                         for it in items], dtype=bool).reshape(len(items), len(self.modes))
+
+    def fails_truly(self, item: Item) -> bool:
+        inside = [m.rate for m in self.modes if m.predicate(item.op, item.a, item.b, item.form, item.template)]
+        return _unit_hash(item, self.salt) < (max(inside) if inside else self.background)
+
+    def answer(self, item: Item):
+        """The oracle's answer in the item's form (int / option index / bool)."""
+        gold = verify(self.space, item)
+        if not self.fails_truly(item):
+            return gold
+        inside = [m for m in self.modes if m.predicate(item.op, item.a, item.b, item.form, item.template)]
+        wrong = inside[0].wrong(item) if inside else truth_value(item) + 1 + int(_unit_hash(item, "bg") * 3)
+        if item.form == "free_text" and wrong == gold:
+            wrong = gold + 1
+        return _answer_as(item, wrong, gold)
+
+    def query(self, items: Sequence[Item], labels: Sequence | None = None) -> np.ndarray:
+        """Failures (answer != label) of ``items``; ``labels`` default to the verified gold answers."""
+        labels = [verify(self.space, it) for it in items] if labels is None else list(labels)
+        if len(labels) != len(items):
+            raise RuntimeError(f"{len(items)} items but {len(labels)} labels")
+        self.n_queries += len(items)
+        return np.array([self.answer(it) != lab for it, lab in zip(items, labels)], dtype=bool)
+
+    def prevalence(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(p, q)``: p_m, the exact probability that a benchmark draw (`Space.sample`) lies in mode m, and
+        q_m, the expected probability that it lies in m *and* fails (the rate of the most failure-prone
+        mode containing it), by enumeration of the benchmark distribution."""
+        sp = self.space
+        p, q = np.zeros(len(self.modes)), np.zeros(len(self.modes))
+        for op in sp.ops:
+            w_op = 1 / len(sp.ops)
+            lens = range(1, sp.max_digits + 1)
+            ranges = {d: np.arange(0 if d == 1 else 10 ** (d - 1), 10 ** d) for d in lens}
+            A_, B_, W_ = [], [], []
+            for la in lens:
+                for lb in lens:
+                    a, b = np.meshgrid(ranges[la], ranges[lb], indexing="ij")
+                    A_.append(a.ravel()), B_.append(b.ravel())
+                    W_.append(np.full(a.size, 1.0 / (len(lens) ** 2 * a.size)))
+            a, b, w = np.concatenate(A_), np.concatenate(B_), np.concatenate(W_)
+            if op == "-":
+                a, b = np.maximum(a, b), np.minimum(a, b)
+            if op == "cmp":  # equal pairs are redrawn
+                keep = a != b
+                a, b, w = a[keep], b[keep], w[keep] / w[keep].sum()
+            for f in sp.forms:
+                for t in range(sp.n_templates):
+                    wf = w_op / (len(sp.forms) * sp.n_templates)
+                    masks = [np.broadcast_to(np.asarray(m.predicate(op, a, b, f, t), dtype=bool), a.shape)
+                             for m in self.modes]
+                    top = np.max([mk * m.rate for mk, m in zip(masks, self.modes)], axis=0)
+                    for j, mk in enumerate(masks):
+                        p[j] += wf * float(w[mk].sum())
+                        q[j] += wf * float((w * top)[mk].sum())
+        return p, q
+
+
+class SmolLM2Target:
+    """SmolLM2-135M-Instruct as the model under test (teacher-forced / option-mass verdicts, batched)."""
+
+    LETTERS = (" A", " B", " C", " D")
+    TF = (" true", " false")
+
+    def __init__(self, space: Space, model=None, batch_size: int = 16):
+        if model is None:
+            from icml26.llm import load_smollm2
+
+            model = load_smollm2()
+        self.space, self.lm, self.tok, self.batch_size = space, model, model.tokenizer, batch_size
+        a, b = self.tok.chat([{"role": "user", "content": "1"}]), self.tok.chat([{"role": "user", "content": "2"}])
+        n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        self.header = a[:n]
+        self.letter_ids = [self.tok.token_id(s) for s in self.LETTERS]
+        self.tf_ids = [self.tok.token_id(s) for s in self.TF]
+        self.digit_ids = {self.tok.token_id(str(d)) for d in range(10)}
+        self.n_queries = 0
+
+    def forced_prefix(self, item: Item) -> str:
+        if item.form == "free_text":
+            return f"{item.a} {SYMBOL[item.op]} {item.b} =" if item.op != "cmp" else "The larger number is"
+        return "The answer is" if item.form == "multiple_choice" else "The statement is"
+
+    def _encode(self, item: Item, label):
+        text = self.tok.render([{"role": "user", "content": render(item)}]) + self.forced_prefix(item)
+        ids = self.tok.encode(text)
+        if ids[:len(self.header)] != self.header:
+            raise RuntimeError("the chat header does not tokenise as a prefix")
+        if item.form != "free_text":
+            return ids[len(self.header):], [len(ids) - len(self.header) - 1], []
+        full = self.tok.encode(text + f" {int(label)}")
+        if full[:len(ids)] != ids:
+            raise RuntimeError(f"{item}: the forced prefix does not tokenise as a prefix of the answer")
+        gold = full[len(ids):]
+        suffix = full[len(self.header):]
+        start = len(ids) - len(self.header) - 1
+        return suffix, list(range(start, start + len(gold) + 1)), gold
+
+    def query(self, items: Sequence[Item], labels: Sequence | None = None, return_details: bool = False):
+        """Failures of ``items`` against ``labels`` (default: verified gold). With ``return_details`` also
+        the final hidden states and a per-item failure signature (first wrong answer position / length,
+        whether the wrong token is a digit)."""
+        items = list(items)
+        labels = [verify(self.space, it) for it in items] if labels is None else list(labels)
+        if len(labels) != len(items):
+            raise RuntimeError(f"{len(items)} items but {len(labels)} labels")
+        enc = [self._encode(it, lab) for it, lab in zip(items, labels)]
+        suffixes = [e[0] for e in enc]
+        at = [e[1] for e in enc]  # free text: every gold answer token and the one after; else the last position
+        logits, hidden = self.lm.score(self.header, suffixes, at, batch_size=self.batch_size, return_hidden=True)
+        self.n_queries += len(items)
+        fails, sig = [], []
+        for it, lab, e, lg in zip(items, labels, enc, logits):
+            if len(lg) != len(at[len(fails)]):
+                raise RuntimeError("verdict/item count mismatch")
+            if it.form == "free_text":
+                gold = e[2]
+                arg = lg.argmax(-1).tolist()
+                wrong = [i for i, g in enumerate(gold) if arg[i] != g]
+                ends = arg[len(gold)] not in self.digit_ids
+                fail = bool(wrong) or not ends
+                first = wrong[0] if wrong else len(gold)
+                tok = arg[first] if first < len(arg) else -1
+                sig.append([first / max(1, len(gold)), float(tok in self.digit_ids)])
+            elif it.form == "multiple_choice":
+                n = len(options(it))
+                pick = int(lg[0, self.letter_ids[:n]].argmax())
+                fail = pick != lab
+                sig.append([float(pick) / 3, 0.0])
+            else:
+                pick = bool(lg[0, self.tf_ids[0]] >= lg[0, self.tf_ids[1]])
+                fail = pick != bool(lab)
+                sig.append([float(pick), 0.0])
+            fails.append(fail)
+        fails = np.array(fails, dtype=bool)
+        if return_details:
+            return fails, hidden.numpy(), np.asarray(sig, dtype=float)
+        return fails
+
+    def greedy_answer(self, item: Item, max_new_tokens: int = 8) -> str:
+        """Free generation after the same forced prefix (for the teacher-forcing = greedy check)."""
+        if item.form != "free_text":
+            raise ValueError("greedy_answer is for free-text items")
+        text = self.tok.render([{"role": "user", "content": render(item)}]) + self.forced_prefix(item)
+        return self.tok.decode(self.lm.greedy(self.tok.encode(text), max_new_tokens=max_new_tokens))

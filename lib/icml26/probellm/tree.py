@@ -1,0 +1,243 @@
+"""The search: the toolkit docs' UCB1 tree (Original/Synthetic nodes, visits, error counts, backprop to the
+root) with a macro arm (ProbeLLM-H), and the baselines it is compared with at an equal budget B.
+
+Selection (docs, "MCTS Search Engine"): ``UCB(v) = e_v / n_v + C sqrt(ln n_parent(v) / n_v)``, e_v the
+errors observed in v's subtree and n_v its visits; unvisited arms score +inf, ties are broken by a seeded
+generator. Descend while the node is fully expanded (``width`` children), expand by a micro move
+(`Space.perturb`) and back the verdict up to the root. ProbeLLM-H gives the root one more child, the
+*macro arm*: selecting it draws a new seed through `HierarchicalSampler` (UCB1 over coarse strata),
+which becomes a new subtree. So the budget is split adaptively between global exploration (new failure
+regions) and local refinement (variations of known failures), the paper's hierarchical MCTS ([A]).
+
+Budget accounting: every target query *and* every duplicate proposal (canonical dedup) costs one unit
+of B, for every strategy. ``k > 1`` selects k leaves per round with a virtual loss (each selection adds
+a visit without an error until the batch returns), so a batched target (SmolLM2) is queried k items at a
+time; ``k = 1`` is the exact sequential algorithm.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .space import Item, Space, noisy_label, verify
+
+STRATEGIES = ("static", "random", "micro", "macro", "H", "H_flat", "beta")
+
+
+def ucb1(errors, visits, parent_visits: float, C: float) -> np.ndarray:
+    """UCB1 scores e/n + C sqrt(ln N / n), +inf where n = 0 (docs' selection rule)."""
+    errors, visits = np.asarray(errors, dtype=float), np.asarray(visits, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = errors / visits + C * np.sqrt(math.log(max(parent_visits, 1.0)) / visits)
+    return np.where(visits > 0, s, np.inf)
+
+
+def argmax_ties(scores: np.ndarray, rng: np.random.Generator) -> int:
+    """Index of the largest score, ties broken uniformly at random (seeded)."""
+    best = np.flatnonzero(scores == scores.max())
+    return int(best[0] if best.size == 1 else best[rng.integers(best.size)])
+
+
+@dataclass
+class Node:
+    """A tree node: the root, the macro arm, or a test case (``seed`` = Original, ``micro`` = Synthetic)."""
+
+    kind: str
+    item: Item | None = None
+    parent: "Node | None" = None
+    children: list = field(default_factory=list)
+    visits: int = 0
+    errors: int = 0
+    depth: int = 0
+
+
+class HierarchicalSampler:
+    """The macro arm's sampler: UCB1 over strata (op x longest operand length x form), a fresh seed drawn
+    inside the chosen stratum (`Space.sample(rng, stratum)`)."""
+
+    def __init__(self, space: Space, C: float):
+        self.space, self.C = space, C
+        self.strata = list(space.strata)
+        self.visits = np.zeros(len(self.strata))
+        self.errors = np.zeros(len(self.strata))
+
+    def pick(self, rng: np.random.Generator) -> int:
+        return argmax_ties(ucb1(self.errors, self.visits, self.visits.sum(), self.C), rng)
+
+    def draw(self, rng: np.random.Generator) -> tuple[int, Item]:
+        j = self.pick(rng)
+        self.visits[j] += 1  # a virtual loss until the verdict arrives
+        return j, self.space.sample(rng, self.strata[j])
+
+
+@dataclass
+class Probe:
+    item: Item
+    failed: bool      # reported failure: answer != the label the pipeline judged against
+    genuine: bool     # answer != the verified truth
+    source: str       # seed | static | macro | micro | random
+    step: int
+
+
+@dataclass
+class SearchResult:
+    strategy: str
+    budget: int
+    probes: list
+    charged: int
+    duplicates: int
+    root: Node
+    sampler: HierarchicalSampler | None
+    sources: list     # per budget unit: seed/static/macro/micro/random/duplicate
+
+    def failures(self, upto: int | None = None, genuine: bool = True) -> list[Item]:
+        """Distinct failing items among the first ``upto`` budget units."""
+        upto = self.budget if upto is None else upto
+        return [p.item for p in self.probes if p.step < upto and (p.genuine if genuine else p.failed)]
+
+
+def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, strategy: str):
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strategy!r}; known: {STRATEGIES}")
+    if int(budget) != budget or budget < 1:
+        raise ValueError(f"budget B must be an integer >= 1, got {budget}")
+    if not (C >= 0 and math.isfinite(C)):
+        raise ValueError(f"exploration constant C must be >= 0, got {C}")
+    if int(k) != k or k < 1:
+        raise ValueError(f"batch size k must be an integer >= 1, got {k}")
+    if not 0 <= eta < 1:
+        raise ValueError(f"generator noise eta must be in [0, 1), got {eta}")
+    if strategy == "beta" and (beta is None or not 0 <= beta <= 1):
+        raise ValueError(f"the fixed-split strategy needs beta in [0, 1], got {beta}")
+
+
+def search(strategy: str, space: Space, target, budget: int, seed: int, C: float = math.sqrt(2), *,
+           beta: float | None = None, n_seeds: int = 10, width: int = 3, k: int = 1, eta: float = 0.0,
+           verified: bool = True) -> SearchResult:
+    """Probe ``target`` with one strategy until ``budget`` units are spent.
+
+    strategy: ``static`` (i.i.d. benchmark draws), ``random`` (random micro walk from random seeds, no
+    statistics), ``micro`` (UCB tree over micro moves from ``n_seeds`` seeds), ``macro`` (UCB over
+    strata, new seeds only), ``H`` (ProbeLLM-H: micro tree + macro arm competing under UCB at the root),
+    ``beta`` (a fixed split: macro with probability ``beta``, else a micro descent). ``eta`` injects
+    generator label noise; ``verified=False`` judges against the generator's label instead of the
+    python_exec truth (the "cleaner" ablation).
+    """
+    _validate(budget, C, k, eta, beta, strategy)
+    rng = np.random.default_rng(seed)
+    label_rng = np.random.default_rng([seed, 7])
+    root = Node("root", visits=0)
+    macro_arm = Node("macro", parent=root, depth=1) if strategy in ("H", "H_flat") else None
+    if macro_arm is not None:
+        root.children.append(macro_arm)
+    draw_arm = Node("draw", parent=macro_arm, depth=2) if strategy == "H" else None
+    if draw_arm is not None:
+        macro_arm.children.append(draw_arm)
+    sampler = HierarchicalSampler(space, C) if strategy in ("macro", "H", "H_flat", "beta") else None
+    seen: set[Item] = set()
+    probes: list[Probe] = []
+    sources: list[str] = []
+    charged = duplicates = 0
+
+    def descend(start: Node, exclude_macro: bool) -> list[Node]:
+        path, v = [start], start
+        while True:
+            kids = [c for c in v.children if not (exclude_macro and c.kind == "macro")]
+            if v is not start and v.kind != "macro" and len(v.children) < width:
+                return path
+            if not kids:
+                return path
+            j = argmax_ties(ucb1([c.errors for c in kids], [c.visits for c in kids], max(v.visits, 1), C), rng)
+            v = kids[j]
+            path.append(v)
+            if v.kind == "draw" or (v.kind == "macro" and strategy == "H_flat"):
+                return path
+
+    while charged < budget:
+        batch = []  # (item, source, path, parent-or-None, stratum)
+        while len(batch) < min(k, budget - charged):
+            seeding = strategy in ("random", "micro", "H", "H_flat", "beta") and sum(c.kind == "seed" for c in root.children) < n_seeds
+            if strategy == "static" or seeding:
+                item, src, path, parent, stratum = space.sample(rng), ("static" if strategy == "static" else "seed"), [root], root, None
+            elif strategy == "macro":
+                stratum, item = sampler.draw(rng)
+                src, path, parent = "macro", [root], root
+            elif strategy == "random":
+                pool = [p.item for p in probes] or [space.sample(rng)]
+                item, _ = space.perturb(pool[rng.integers(len(pool))], rng)
+                src, path, parent, stratum = "random", [root], root, None
+            else:
+                use_macro = strategy == "beta" and rng.random() < beta
+                path = [root] if use_macro else descend(root, exclude_macro=strategy not in ("H", "H_flat"))
+                if use_macro or path[-1].kind in ("macro", "draw"):
+                    stratum, item = sampler.draw(rng)
+                    src, parent = "macro", (macro_arm if strategy == "H" else root)
+                else:
+                    item, _ = space.perturb(path[-1].item, rng)
+                    src, parent, stratum = "micro", path[-1], None
+            for v in path:  # virtual loss
+                v.visits += 1
+            charged += 1
+            if item in seen or any(b[0] == item for b in batch):
+                duplicates += 1
+                sources.append("duplicate")
+                continue
+            batch.append((item, src, path, parent, stratum, charged - 1))
+        if not batch:
+            continue
+        items = [b[0] for b in batch]
+        gold = [verify(space, it) for it in items]
+        labels = gold if verified else [noisy_label(space, it, eta, label_rng) for it in items]
+        reported = np.asarray(target.query(items, labels), dtype=bool)
+        genuine = reported if labels == gold else np.asarray(target.query(items, gold), dtype=bool)
+        if len(reported) != len(items):
+            raise RuntimeError(f"the target returned {len(reported)} verdicts for {len(items)} items")
+        for (item, src, path, parent, stratum, step), fail, real in zip(batch, reported, genuine):
+            seen.add(item)
+            probes.append(Probe(item, bool(fail), bool(real), src, step))
+            sources.append(src)
+            for v in path:
+                v.errors += int(fail)
+            if stratum is not None:
+                sampler.errors[stratum] += int(fail)
+            if strategy != "static" and strategy != "macro" and parent is not None:
+                node = Node("seed" if parent is root or parent.kind == "macro" else "micro", item, parent, visits=1,
+                            errors=int(fail),
+                            depth=parent.depth + 1)
+                if strategy != "random" or src == "seed":
+                    parent.children.append(node)
+    return SearchResult(strategy, budget, probes, charged, duplicates, root, sampler, sources)
+
+
+def ucb_bandit_pulls(rates, horizons, runs: int, C: float = math.sqrt(2), seed: int = 0) -> np.ndarray:
+    """UCB1 on Bernoulli arms (failure rates ``rates``), ``runs`` independent runs vectorised: the pulls
+    n_i(T) of every arm at every horizon T, shape (len(horizons), runs, arms). Each arm is pulled once
+    first (Auer et al. 2002)."""
+    rates = np.asarray(rates, dtype=float)
+    if rates.ndim != 1 or rates.size < 2 or np.any((rates < 0) | (rates > 1)):
+        raise ValueError(f"rates must be >= 2 probabilities in [0, 1], got {rates}")
+    horizons = sorted(int(t) for t in horizons)
+    if horizons[0] < rates.size:
+        raise ValueError(f"horizons must be >= the number of arms {rates.size}")
+    rng = np.random.default_rng(seed)
+    K = rates.size
+    n = np.zeros((runs, K))
+    s = np.zeros((runs, K))
+    out = []
+    hi = iter(horizons)
+    nxt = next(hi)
+    for t in range(1, horizons[-1] + 1):
+        if t <= K:
+            arm = np.full(runs, t - 1)
+        else:
+            score = s / n + C * np.sqrt(np.log(t - 1) / n)
+            arm = score.argmax(1)
+        r = rng.random(runs) < rates[arm]
+        n[np.arange(runs), arm] += 1
+        s[np.arange(runs), arm] += r
+        if t == nxt:
+            out.append(n.copy())
+            nxt = next(hi, None)
+    return np.stack(out)

