@@ -132,23 +132,24 @@ def _xy(pred, mos):
     return x, y
 
 
-def srocc(pred, mos) -> float:
-    """Spearman rank correlation (NaN for a non-finite prediction; a constant one scores 0)."""
+def _correlation(statistic, pred, mos) -> float:
+    """`statistic`(x, y) on the finite pairs (NaN for a non-finite prediction; a constant one scores 0)."""
     x, y = _xy(pred, mos)
     if x is None:
         return float("nan")
     if np.ptp(x) == 0:
         return 0.0
-    return float(stats.spearmanr(x, y).statistic)
+    return float(statistic(x, y).statistic)
+
+
+def srocc(pred, mos) -> float:
+    """Spearman rank correlation (NaN for a non-finite prediction; a constant one scores 0)."""
+    return _correlation(stats.spearmanr, pred, mos)
 
 
 def plcc(pred, mos) -> float:
-    x, y = _xy(pred, mos)
-    if x is None:
-        return float("nan")
-    if np.ptp(x) == 0:
-        return 0.0
-    return float(stats.pearsonr(x, y).statistic)
+    """Pearson linear correlation (NaN for a non-finite prediction; a constant one scores 0)."""
+    return _correlation(stats.pearsonr, pred, mos)
 
 
 def krcc(pred, mos) -> float:
