@@ -225,3 +225,29 @@ def test_chapter_pages_do_not_show_the_parameters_cell(built_book):
         text = page.read_text()
         assert "tag_parameters" not in text and "scale = None" not in text and "scale</span> <span class=\"o\">=</span> <span class=\"kc\">None" not in text, \
             f"{notebook.stem}: the parameters cell shows in the HTML"
+
+
+def test_a_failed_page_keeps_the_values_its_run_glued_and_names_a_claim_failure():
+    """Only the glue keys the run never produced become "not computed"; a run that stopped in ch.finish()
+    on a failed declared claim is described as that, not as a run whose results are missing."""
+    import nbformat
+
+    from icml26.bookbuild import NOT_COMPUTED, _mark_failed
+
+    def page():
+        nb = nbformat.v4.new_notebook()
+        code = nbformat.v4.new_code_cell("ch.glue('a', 0.5)")
+        code.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "0.5"},
+                                               metadata={"scrapbook": {"name": "a", "mime_prefix": "x/"}})]
+        nb.cells = [nbformat.v4.new_markdown_cell("# T"), code,
+                    nbformat.v4.new_markdown_cell("kept {glue:text}`a:.3f`, lost {glue:text}`b:.2f` and {glue:md}`c`")]
+        return nb
+
+    nb = page()
+    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])")
+    prose = nb.cells[-1].source
+    assert "{glue:text}`a:.3f`" in prose and prose.count(NOT_COMPUTED) == 2
+    assert "ran to its claims table" in nb.cells[1].source and "results are missing" not in nb.cells[1].source
+    crashed = page()
+    _mark_failed(crashed, "RuntimeError: boom")
+    assert "results are missing" in crashed.cells[1].source and "boom" in crashed.cells[1].source

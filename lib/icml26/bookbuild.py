@@ -52,22 +52,50 @@ def _shows_a_widget(nb) -> bool:
                for output in cell.get("outputs", []))
 
 
+def _glued_names(nb) -> set[str]:
+    """The glue keys a run's notebook holds (myst-nb records each as an output with a ``scrapbook`` name)."""
+    return {output.get("metadata", {}).get("scrapbook", {}).get("name")
+            for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", [])} - {None}
+
+
+def _glue_key(reference: str) -> str:
+    """``name:.3f`` -> ``name`` (a glue role's key without its format spec)."""
+    return reference.split(":", 1)[0].strip()
+
+
 def _mark_failed(nb, failure: str) -> None:
     """Turn a failed run's notebook into a page that says so: a warning on top, and the glue values the
     run never produced shown as not computed (they would otherwise break the strict build of every
-    other chapter's page too)."""
+    other chapter's page too). Values the run did glue before it stopped stay on the page.
+
+    A ``ClaimFailed`` run executed every cell up to ``ch.finish()`` and wrote its claims table: the page
+    says that declared claims failed, not that results are missing."""
     import nbformat
+
+    glued = _glued_names(nb)
+
+    def role(match):
+        return match.group(0) if _glue_key(match.group(1)) in glued else NOT_COMPUTED
+
+    def directive(match):
+        first = match.group(0).split("\n", 1)[0]
+        name = first.split("}", 1)[1].strip() if "}" in first else ""
+        return match.group(0) if name and name in glued else NOT_COMPUTED
 
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            text = GLUE_DIRECTIVE.sub(NOT_COMPUTED, cell.source)
-            cell.source = GLUE_ROLE.sub(NOT_COMPUTED, text)
+            text = GLUE_DIRECTIVE.sub(directive, cell.source)
+            cell.source = GLUE_ROLE.sub(role, text)
     heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("# ")), -1)
     error = failure.strip().replace("`", "'") or "see the run log"
-    note = nbformat.v4.new_markdown_cell(
-        ":::{warning}\nThis chapter **failed** in the run this book was built from, so the page below stops where it "
-        f"failed and its results are missing: ``{error}``.\n:::")
-    nb.cells.insert(heading + 1, note)
+    if error.startswith("ClaimFailed") and "declared to hold" in error:
+        text = (":::{warning}\nIn the run this book was built from, this chapter ran to its claims table, but claims "
+                f"**failed** where they are declared to hold: ``{error}``. The results below are that run's; the "
+                "failed claims show as FAILED in the Claims section.\n:::")
+    else:
+        text = (":::{warning}\nThis chapter **failed** in the run this book was built from, so the page below stops "
+                f"where it failed and its results are missing: ``{error}``.\n:::")
+    nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(text))
 
 
 def stage_notebook(source: Path, target: Path, failure: str | None = None) -> None:
