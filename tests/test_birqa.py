@@ -303,3 +303,17 @@ def test_feature_pyramid_shapes_and_check():
 def test_presets_have_the_same_keys():
     keys = {k: set(v) - {"gpu"} for k, v in PRESETS.items()}
     assert keys["smoke"] == keys["book"] == keys["full"]
+
+
+def test_mixed_protocol_attacks_a_fixed_half_and_a_uniform_boost_breaks_only_the_mixed_ranking():
+    from icml26.birqa.experiments import mixed_mask
+    from icml26.birqa.metrics import srocc
+    m = mixed_mask(101)
+    assert m.sum() == 50 and np.array_equal(m, mixed_mask(101)) and not np.array_equal(m, mixed_mask(101, seed=1))
+    mos = np.linspace(1, 5, 101)
+    clean = mos.copy()
+    boosted = clean + 4.0  # a uniform boost past the whole range: the all-attacked ranking is untouched
+    assert srocc(boosted, mos) == pytest.approx(1.0)
+    assert srocc(np.where(m, boosted, clean), mos) < 0.5  # the mixed one is not
+    with pytest.raises(ValueError, match="at least 2"):
+        mixed_mask(1)

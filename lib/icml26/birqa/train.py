@@ -50,11 +50,19 @@ def _take(feats, idx):
     return [f[idx] for f in feats]
 
 
-def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-2, seed: int = 0):
-    """Vanilla training on precomputed (clean) feature maps; returns the per-epoch mean loss."""
+def _n_batches(n: int, batch: int) -> int:
+    """How many batches `_batches` yields for ``n`` samples (no RNG consumed)."""
+    return sum(1 for i in range(0, n - 1, batch) if min(batch, n - i) >= 2)
+
+
+def _fit(batch_loss, y, epochs: int, params, batch: int, lr: float, seed: int, cosine: bool) -> list[float]:
+    """The clean-loss training loop shared by BiRQA and the Deep-FR-scratch foil: Adam (cosine-annealed over
+    every step when ``cosine``), shuffled batches of >= 2 pairs, constant-MOS batches skipped (PLCC undefined).
+    ``batch_loss(idx, y_idx)`` returns the loss of one batch. Returns the per-epoch mean loss."""
     rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs * len(_batches(len(y), batch, rng))))
+    opt = torch.optim.Adam(params, lr=lr)
+    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs * _n_batches(len(y), batch)))
+             if cosine else None)
     y = torch.as_tensor(y, dtype=torch.float32)
     history = []
     for _ in range(epochs):
@@ -62,14 +70,21 @@ def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-
         for idx in _batches(len(y), batch, rng):
             if float(y[idx].std()) == 0:
                 continue
-            loss = clean_loss(model.forward_features(_take(feats, idx)), y[idx])
+            loss = batch_loss(idx, y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
-            sched.step()
+            if sched is not None:
+                sched.step()
             tot.append(float(loss.detach()))
         history.append(float(np.mean(tot)))
     return history
+
+
+def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-2, seed: int = 0):
+    """Vanilla training on precomputed (clean) feature maps, cosine-annealed; returns the per-epoch mean loss."""
+    return _fit(lambda idx, y_b: clean_loss(model.forward_features(_take(feats, idx)), y_b), y, epochs,
+                model.parameters(), batch, lr, seed, cosine=True)
 
 
 @dataclass
@@ -141,23 +156,9 @@ def adversarial_finetune(vanilla, ref, dist, feats, y, anchored: bool, cfg: dict
 
 
 def train_images(model, ref, dist, y, epochs: int, batch: int = 32, lr: float = 1e-3, seed: int = 0):
-    """Train a model on raw image pairs with the clean loss (the Deep-FR-scratch foil)."""
-    rng = np.random.default_rng(seed)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    y = torch.as_tensor(y, dtype=torch.float32)
-    history = []
-    for _ in range(epochs):
-        tot = []
-        for idx in _batches(len(y), batch, rng):
-            if float(y[idx].std()) == 0:
-                continue
-            loss = clean_loss(model(ref[idx], dist[idx], check=False), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            tot.append(float(loss.detach()))
-        history.append(float(np.mean(tot)))
-    return history
+    """Train a model on raw image pairs with the clean loss (the Deep-FR-scratch foil), constant lr."""
+    return _fit(lambda idx, y_b: clean_loss(model(ref[idx], dist[idx], check=False), y_b), y, epochs,
+                model.parameters(), batch, lr, seed, cosine=False)
 
 
 @torch.no_grad()
