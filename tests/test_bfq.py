@@ -1,0 +1,303 @@
+"""Unit tests of icml26.bfq (flow map, losses, baselines, scaffold, data, theory, peers). Fast: well under a minute."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import sympy as sp
+import torch
+
+from icml26 import bfq
+from icml26.bfq import PRESETS, theory as th
+from icml26.bfq import experiments as ex
+
+torch.set_num_threads(1)
+
+
+def _policy(**kw):
+    return bfq.FlowMapPolicy([0, 1], action_dim=2, state_dim=3, hidden=(16, 16), pe_dim=8, **kw)
+
+
+# --------------------------------------------------------------------------- conventions and peers
+def test_conventions_round_trip():
+    t = torch.rand(10)
+    assert torch.allclose(bfq.to_fql_time(bfq.to_fql_time(t)), t)
+    v = torch.randn(10, 2)
+    assert torch.equal(bfq.from_fql_velocity(bfq.to_fql_velocity(v)), v)
+    a, e = torch.randn(5, 2), torch.randn(5, 2)
+    assert torch.allclose(bfq.interpolate(a, e, torch.zeros(5, 1)), a)      # t = 0 is data
+    assert torch.allclose(bfq.interpolate(a, e, torch.ones(5, 1)), e)       # t = 1 is noise
+
+
+def test_flow_matching_peer_equivalence():
+    pytest.importorskip("flow_matching")
+    from icml26.bfq import peers
+    diff = peers.flow_matching_max_diff(K=10, n=128)
+    assert max(diff.values()) <= 1e-5, diff
+
+
+def test_td3bc_equals_torchrl():
+    pytest.importorskip("torchrl")
+    from icml26.bfq import peers
+    diff = peers.td3bc_torchrl_max_diff(batch=32)
+    assert max(diff.values()) <= 1e-5, diff
+
+
+# --------------------------------------------------------------------------- the flow map
+@pytest.mark.parametrize("param", ["mean", "edm"])
+def test_operator_identity_at_equal_times(param):
+    pol = _policy(parameterisation=param)
+    a_t, s = torch.randn(2, 7, 2), torch.randn(2, 7, 3)
+    t = torch.rand(2, 7, 1)
+    assert torch.allclose(pol.operator(a_t, t, t, s), a_t, atol=1e-6)
+
+
+def test_edm_velocity_is_finite_difference():
+    pol = _policy(parameterisation="edm")
+    a_t, s = torch.randn(2, 4, 2), torch.randn(2, 4, 3)
+    r, t = torch.full((2, 4, 1), 0.3), torch.full((2, 4, 1), 0.7)
+    pi, u = pol._op_and_u(a_t, r, t, s)
+    assert torch.allclose(u, (a_t - pi) / (t - r), atol=1e-5)
+
+
+@pytest.mark.parametrize("param", ["mean", "edm"])
+def test_one_step_sample_is_operator_0_1(param):
+    pol = _policy(parameterisation=param)
+    s, eps = torch.randn(2, 5, 3), torch.randn(2, 5, 2)
+    assert torch.allclose(pol.sample(s, eps), pol.operator(eps, 0.0, 1.0, s))
+    assert torch.allclose(pol.sample_steps(s, eps, 1), pol.sample(s, eps))
+
+
+def test_identity_map_has_zero_composition_loss_but_not_boundary():
+    pol = _policy()
+    with torch.no_grad():
+        pol.net.layers[-1].weight.zero_(); pol.net.layers[-1].bias.zero_()   # u = 0: pi is the identity
+    g = torch.Generator().manual_seed(0)
+    a, s = torch.randn(2, 64, 2), torch.randn(2, 64, 3)
+    assert pol.composition_loss(a, s, g).abs().max().item() == 0.0
+    assert (pol.boundary_loss(a, s, g) > 0.5).all()
+
+
+def test_composition_target_is_stop_gradient():
+    """Only the one-hop prediction carries gradient: the loss gradient equals that of ||pred - const||^2."""
+    pol = _policy()
+    a, s = torch.randn(2, 32, 2), torch.randn(2, 32, 3)
+    loss = pol.composition_loss(a, s, torch.Generator().manual_seed(1)).sum()
+    grads = torch.autograd.grad(loss, list(pol.parameters()))
+    # recompute with the same draws, target built explicitly as a constant
+    g = torch.Generator().manual_seed(1)
+    eps = torch.randn(a.shape, generator=g)
+    rmt = torch.sort(torch.rand(2, 32, 3, generator=g), dim=-1).values
+    r, m, t = rmt[..., :1], rmt[..., 1:2], rmt[..., 2:]
+    a_t = bfq.interpolate(a, eps, t)
+    target = pol._op_and_u(pol._op_and_u(a_t, m, t, s)[0], r, m, s)[0].detach()
+    ref = ((pol._op_and_u(a_t, r, t, s)[0] - target) ** 2).sum(-1).mean(-1).sum()
+    for g1, g2 in zip(grads, torch.autograd.grad(ref, list(pol.parameters()))):
+        assert torch.allclose(g1, g2, atol=1e-6)
+
+
+def test_bernoulli_switch_extremes():
+    pol = _policy()
+    a, s = torch.randn(2, 16, 2), torch.randn(2, 16, 3)
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    torch.rand(2, generator=g2)   # the switch draw
+    assert torch.allclose(pol.bc_loss(a, s, g1, lam=1.0), pol.boundary_loss(a, s, g2))
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    torch.rand(2, generator=g2)
+    assert torch.allclose(pol.bc_loss(a, s, g1, lam=0.0), pol.composition_loss(a, s, g2))
+    per_member = pol.bc_loss(a, s, torch.Generator().manual_seed(0), lam=(0.0, 1.0))
+    assert per_member.shape == (2,)
+    assert pol.bc_loss(a, s, torch.Generator().manual_seed(0), lam=0.5, mixing="sample").shape == (2,)
+
+
+def test_ensemble_members_are_independent():
+    pol = _policy()
+    a, s = torch.randn(2, 16, 2), torch.randn(2, 16, 3)
+    loss = pol.boundary_loss(a, s, torch.Generator().manual_seed(0))[0]
+    loss.backward()
+    for p in pol.parameters():
+        assert p.grad[1].abs().max().item() == 0.0 and p.grad[0].abs().max().item() > 0
+
+
+# --------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("r,t", [(0.6, 0.4), (-0.1, 0.5), (0.2, 1.2), (float("nan"), 0.5)])
+def test_operator_rejects_bad_times(r, t):
+    pol = _policy()
+    with pytest.raises(ValueError):
+        pol.operator(torch.randn(2, 3, 2), r, t, torch.randn(2, 3, 3))
+
+
+def test_bad_arguments_raise():
+    pol = _policy()
+    a, s, g = torch.randn(2, 4, 2), torch.randn(2, 4, 3), torch.Generator()
+    with pytest.raises(ValueError, match="lambda"):
+        pol.bc_loss(a, s, g, lam=1.5)
+    with pytest.raises(ValueError, match="delta_max"):
+        pol.boundary_loss(a, s, g, delta_max=1.0)
+    with pytest.raises(ValueError, match="action_dim"):
+        pol.operator(torch.randn(2, 4, 3), 0.0, 1.0, s)
+    with pytest.raises(ValueError):
+        pol.sample_steps(s, a, 0)
+    with pytest.raises(ValueError, match="K"):
+        bfq.FlowMatchingPolicy([0], 2, 0, (8,), 8).sample(torch.zeros(1, 2, 0), torch.randn(1, 2, 2), 0)
+    with pytest.raises(ValueError, match="lambda"):
+        bfq.AgentConfig(lam=-0.1)
+    with pytest.raises(ValueError, match="Delta_max"):
+        bfq.AgentConfig(delta_max=0.0)
+    with pytest.raises(ValueError, match="eta"):
+        bfq.AgentConfig(eta=-1.0)
+    with pytest.raises(ValueError, match="K"):
+        bfq.AgentConfig(fm_steps=0)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        bfq.rollout_dataset("hopper-medium", 1, 0)
+    with pytest.raises(ValueError, match="unknown toy"):
+        bfq.toy_samples("spiral", 10, np.random.default_rng(0))
+
+
+def test_dataset_validation():
+    z = np.zeros((0, 3))
+    with pytest.raises(ValueError, match="empty"):
+        bfq.OfflineDataset.from_arrays("x", z, np.zeros((0, 1)), np.zeros(0), z, np.zeros(0))
+    s = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        bfq.OfflineDataset.from_arrays("x", s, np.zeros((4, 1)), [0, np.nan, 0, 0], s, np.zeros(4))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        bfq.OfflineDataset.from_arrays("x", s, np.zeros((4, 1)), [0, np.inf, 0, 0], s, np.zeros(4))
+
+
+def test_evaluate_rejects_action_dim_mismatch():
+    d = bfq.rollout_dataset("pendulum-medium", 1, 0)
+    wrong = bfq.OfflineDataset.from_arrays("pendulum-medium", d.states, torch.zeros(len(d), 2), d.rewards,
+                                           d.next_states, d.dones)
+    agent = bfq.BehaviorRegularizedAgent("bc", [0], wrong, bfq.AgentConfig(hidden=(8,)))
+    with pytest.raises(ValueError, match="action dimension"):
+        bfq.evaluate(agent, "pendulum", 1, 0)
+
+
+# --------------------------------------------------------------------------- the scaffold
+@pytest.mark.parametrize("method", bfq.METHODS)
+def test_agent_updates_are_finite_and_deterministic(method):
+    d = bfq.rollout_dataset("pendulum-medium", 2, 0)
+    cfg = bfq.AgentConfig(hidden=(16, 16), pe_dim=8, batch=32, fm_steps=3, fql_steps=3)
+
+    def run():
+        torch.manual_seed(123)
+        agent = bfq.BehaviorRegularizedAgent(method, [0, 1], d, cfg)
+        outs = [agent.update() for _ in range(3)]
+        act = agent.act(d.states[None, :4].expand(2, 4, 3).contiguous(), torch.Generator().manual_seed(0))
+        return outs, act
+
+    (o1, a1), (o2, a2) = run(), run()
+    assert o1 == o2 and torch.equal(a1, a2)
+    assert all(np.isfinite(v) for o in o1 for v in o.values())
+    assert a1.abs().max() <= 1.0
+
+
+def test_alpha_normalisation_makes_the_actor_gradient_invariant_to_q_scale():
+    """alpha = eta / E|Q(s, a_data)|: scaling the critic by 10 leaves the actor's gradient unchanged."""
+    d = bfq.rollout_dataset("pendulum-medium", 2, 0)
+    s, a = d.states[None, :16], d.actions[None, :16]
+
+    def grads(scale):
+        agent = bfq.BehaviorRegularizedAgent("bfq", [0], d, bfq.AgentConfig(hidden=(16,), pe_dim=8, batch=16))
+        with torch.no_grad():
+            agent.critic.net.layers[-1].weight.mul_(scale); agent.critic.net.layers[-1].bias.mul_(scale)
+        agent.gen.manual_seed(5)
+        loss = agent.actor_loss(s, a).sum()
+        return torch.autograd.grad(loss, list(agent.actor.parameters()))
+
+    for g1, g10 in zip(grads(1.0), grads(10.0)):
+        assert torch.allclose(g1, g10, atol=1e-5)
+
+
+def test_unknown_method():
+    d = bfq.rollout_dataset("pendulum-medium", 1, 0)
+    with pytest.raises(ValueError, match="valid"):
+        bfq.BehaviorRegularizedAgent("iql", [0], d)
+
+
+def test_max_q_backup_switch_runs():
+    d = bfq.rollout_dataset("pendulum-medium", 1, 0)
+    agent = bfq.BehaviorRegularizedAgent("bfq", [0], d, bfq.AgentConfig(hidden=(8,), pe_dim=8, batch=8, max_q_backup=4))
+    assert np.isfinite(agent.update()["critic"])
+
+
+# --------------------------------------------------------------------------- data
+def test_bandit_env_passes_check_env():
+    from gymnasium.utils.env_checker import check_env
+    env = gym.make("Bandit4-v0")
+    check_env(env.unwrapped)
+    env.reset(seed=0)
+    _, r, term, _, _ = env.step(np.array([0.8, 0.8], np.float32))
+    assert term and r == pytest.approx(1.0)
+
+
+def test_reacher_behaviour_is_bimodal():
+    d = bfq.rollout_dataset("reacher-expert", 20, seed=5)
+    first = d.actions.view(20, 50, 2)[:, 0, 1].numpy()
+    share = np.mean(first > 0)
+    assert 0.2 <= share <= 0.8
+
+
+def test_normalized_score():
+    assert bfq.normalized_score([10.0, 0.0], ref=10.0, random=0.0).tolist() == [100.0, 0.0]
+    with pytest.raises(ValueError):
+        bfq.normalized_score([1.0], ref=0.0, random=1.0)
+
+
+def test_mode_coverage_and_sliced_w2():
+    x = bfq.toy_samples("bandit", 4000, np.random.default_rng(0))
+    assert bfq.mode_coverage(x) > 0.97
+    assert bfq.mode_coverage(np.zeros((10, 2))) == 0.0
+    y = bfq.toy_samples("bandit", 4000, np.random.default_rng(1))
+    assert bfq.sliced_w2(x, y) < bfq.sliced_w2(x, np.zeros((100, 2)))
+    with pytest.raises(ValueError):
+        bfq.sliced_w2(x, np.full((3, 2), np.nan))
+
+
+@pytest.mark.parametrize("toy", bfq.TOYS)
+def test_toys_shapes(toy):
+    x = bfq.toy_samples(toy, 50, np.random.default_rng(0))
+    assert x.shape == (50, 2) and np.isfinite(x).all()
+
+
+# --------------------------------------------------------------------------- theory
+def test_gaussian_closed_form_identities():
+    pi, v = th.flow_map_sym(), th.velocity_sym()
+    assert sp.simplify(th.flow_map_sym(th.x, th.t, th.t) - th.x) == 0
+    assert sp.simplify(sp.diff(pi, th.r).subs(th.r, th.t) - v) == 0
+    assert sp.simplify(th.flow_map_sym(th.flow_map_sym(th.x, th.m, th.t), th.r, th.m) - pi) == 0
+
+
+def test_euler_slopes_match_the_brief():
+    assert [round(th.euler_slope(K, 0.5), 3) for K in (1, 2, 5, 10, 50)] == [0.0, 0.2, 0.369, 0.431, 0.485]
+    with pytest.raises(ValueError):
+        th.euler_slope(0, 0.5)
+
+
+def test_fixed_point_identity_at_lambda_zero_and_recovery():
+    assert th.linear_gaussian_fixed_point(0.0, iters=10, n=2000)["slope"] == pytest.approx(1.0)
+    assert abs(th.linear_gaussian_fixed_point(0.5, iters=40, n=4000)["slope"] - 0.5) < 0.08
+    with pytest.raises(ValueError):
+        th.linear_gaussian_fixed_point(1.2)
+
+
+# --------------------------------------------------------------------------- presets and experiments
+def test_presets_have_the_same_keys():
+    keys = {scale: set(p) for scale, p in PRESETS.items()}
+    assert set(PRESETS) == {"smoke", "book", "full"}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+    for p in PRESETS.values():
+        assert set(p["rl_methods"]) <= set(bfq.METHODS)
+        assert all(bfq.parse_dataset(n) for n in p["rl_datasets"])
+        assert set(p["toy_methods"]) <= set(ex.TOY_METHODS)
+    assert all(len(PRESETS[s]["rl_seeds"]) >= 3 and len(PRESETS[s]["toy_seeds"]) >= 3 for s in ("book", "full"))
+
+
+def test_fit_toys_tiny():
+    models = {k: ex.fit_toys(k, ["bandit"], [0], 3, 16, 50, (8,), pe_dim=8, curve_every=3) for k in ("bfq", "fm", "fql", "dql")}
+    samples = ex.toy_sample_sets(models, ["bandit"], [0], 20)
+    assert {"data", "BFQ-1", "FM-1", "FM-10", "FQL-1", "DQL-5"} <= set(samples)
+    metrics = ex.toy_metrics(samples, ["bandit"], projections=16)
+    assert metrics["w2"]["BFQ-1"].shape == (1, 1) and "BFQ-1" in metrics["coverage"]
+    assert len(models["bfq"][2]) == 1

