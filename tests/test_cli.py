@@ -116,6 +116,25 @@ def test_failing_chapters_are_reported_while_the_others_finish(toy_book):
     assert any("injected-parameters" in c.metadata.get("tags", []) and "smoke" in c.source for c in executed.cells)
 
 
+def test_a_claim_failure_is_told_apart_from_a_crash_and_cached_as_a_result(toy_book):
+    """`repro book` builds and exits 0 on chapters whose declared claims FAILED (complete runs), but
+    not on crashes: the runner tells them apart by the notebook's exception, and reuses the former."""
+    from icml26.runner import run_chapter
+
+    runs, results = toy_book / "runs" / "book", toy_book / "results"
+    first = run_chapter(toy_book / "notebooks" / "bad-toy.ipynb", "book", runs, results, reuse=True)
+    assert first.status == "failed" and first.error_type == "ClaimFailed" and first.claims_failed == 1
+    assert first.claims_failed_only and first.seconds > 0
+    again = run_chapter(toy_book / "notebooks" / "bad-toy.ipynb", "book", runs, results, reuse=True)
+    assert again.seconds == 0.0 and again.claims_failed_only and again.error == first.error  # reused, still failed
+    crash = run_chapter(toy_book / "notebooks" / "crash-toy.ipynb", "book", runs, results, reuse=True)
+    assert crash.error_type == "RuntimeError" and not crash.claims_failed_only
+    crash_again = run_chapter(toy_book / "notebooks" / "crash-toy.ipynb", "book", runs, results, reuse=True)
+    assert crash_again.seconds > 0  # a crash is never reused
+    good = run_chapter(toy_book / "notebooks" / "good-toy.ipynb", "book", runs, results, reuse=True)
+    assert good.ok and not good.claims_failed_only
+
+
 def test_parallel_jobs_go_through_a_local_dask_cluster(toy_book):
     (toy_book / "notebooks" / "crash-toy.ipynb").unlink()
     done = _repro("run", "good-toy", "bad-toy", "--scale", "book", "--jobs", "2", *_paths(toy_book))

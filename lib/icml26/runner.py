@@ -7,6 +7,8 @@ is recorded and the others go on.
 
 Caching (``reuse=True``, used by `repro book`): a chapter is re-executed only when its *key*
 (`icml26.cachekey.chapter_key`) changed. The key is handed to the kernel, so the results file records it.
+A run that ended in `ClaimFailed` (it ran to its claims table, and claims failed where declared) is a
+result too, and deterministic: it is reused like an ``ok`` run and reported again as failed.
 
 A `full` results file is published (committed under ``results/full/``): a `full` run that crashes before
 `ch.finish()` keeps the previously published file in place and reports no claims of its own; one that
@@ -29,6 +31,8 @@ from .cachekey import chapter_key
 from .chapter import CACHE_KEY_ENV_VAR
 from .ledger import FAILED, PAPER, REPRODUCED, tally
 
+CLAIM_FAILED = "ClaimFailed"
+"""`icml26.ClaimFailed`'s name, as papermill reports the notebook's exception."""
 PUBLISHED_SCALES = ("full",)
 """Scales whose results files are committed: a failed run must not delete the last good one."""
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
@@ -52,10 +56,17 @@ class RunResult:
     error: str = ""
     paper_reproduced: int = 0
     paper_total: int = 0
+    error_type: str = ""  # the notebook's exception class name, e.g. "ClaimFailed"
 
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "cached")
+
+    @property
+    def claims_failed_only(self) -> bool:
+        """The run reached ``ch.finish()`` and wrote its claims table; it failed only because claims
+        failed where they are declared to hold (a finding, shown as FAILED), not because it crashed."""
+        return self.status == "failed" and self.error_type == CLAIM_FAILED and self.claims_failed > 0
 
 
 @contextlib.contextmanager
@@ -80,13 +91,19 @@ def _claims_summary(results_file: Path) -> dict[str, int]:
             "paper_reproduced": paper[REPRODUCED], "paper_total": paper["total"]}
 
 
-def _cached(out: Path, key: str, results_file: Path) -> bool:
+def _cached(out: Path, key: str, results_file: Path) -> dict | None:
+    """The run metadata of an executed notebook that is reusable at `key`: an ``ok`` run, or one that
+    ended in `ClaimFailed` (complete and deterministic); None when it must be executed again."""
     if not (out.exists() and results_file.exists()):
-        return False
+        return None
     import nbformat
 
     meta = nbformat.read(out, as_version=4).metadata.get("icml26", {})
-    return meta.get("key") == key and meta.get("status") == "ok"
+    if meta.get("key") != key:
+        return None
+    if meta.get("status") == "ok" or (meta.get("status") == "failed" and meta.get("error_type") == CLAIM_FAILED):
+        return meta
+    return None
 
 
 def _refresh_prose(source: Path, executed: Path) -> None:
@@ -145,8 +162,12 @@ def run_chapter(
     out, log_path = runs_dir / f"{slug}.ipynb", runs_dir / f"{slug}.log"
     results_file = Path(results_root).resolve() / scale / f"{slug}.json"
     key = chapter_key(notebook, scale)
-    if reuse and _cached(out, key, results_file):
+    cached = _cached(out, key, results_file) if reuse else None
+    if cached is not None:
         _refresh_prose(notebook, out)
+        if cached["status"] == "failed":
+            return RunResult(slug, scale, "failed", 0.0, notebook=str(out), log=str(log_path), error=cached.get("error", ""),
+                             error_type=CLAIM_FAILED, **_claims_summary(results_file))
         return RunResult(slug, scale, "cached", 0.0, notebook=str(out), log=str(log_path), **_claims_summary(results_file))
 
     previous = results_file.with_suffix(".json.previous")
@@ -169,7 +190,7 @@ def run_chapter(
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     start = time.perf_counter()
-    status, error = "ok", ""
+    status, error, error_type = "ok", "", ""
     try:
         with _environment(env):
             papermill.execute_notebook(
@@ -180,6 +201,7 @@ def run_chapter(
     except Exception as exc:  # a failing chapter is a result, not a crash of the batch
         status = "failed"
         error = _describe_error(exc)
+        error_type = getattr(exc, "ename", type(exc).__name__)
         with log_path.open("a") as log:
             log.write("\n" + traceback.format_exc())
     finally:
@@ -189,13 +211,16 @@ def run_chapter(
     if out.exists():
         nb = nbformat.read(out, as_version=4)
         nb.metadata["icml26"] = {"key": key, "status": status, "scale": scale, "seconds": round(seconds, 1)}
+        if status == "failed":
+            nb.metadata["icml26"].update(error=error, error_type=error_type)
         nbformat.write(nb, out)
     counts = _claims_summary(results_file)
     if not results_file.exists() and scale in PUBLISHED_SCALES and previous.exists():
         previous.replace(results_file)  # the run crashed before finish(): keep the last published results
         counts = {}
     previous.unlink(missing_ok=True)
-    return RunResult(slug, scale, status, seconds, notebook=str(out), log=str(log_path), error=error, **counts)
+    return RunResult(slug, scale, status, seconds, notebook=str(out), log=str(log_path), error=error, error_type=error_type,
+                     **counts)
 
 
 def run_chapters(
