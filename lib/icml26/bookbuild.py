@@ -32,6 +32,8 @@ HIDDEN_CELL_TAGS = ("parameters", "injected-parameters")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 GLUE_ROLE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`]*)`")
 GLUE_DIRECTIVE = re.compile(r"^(`{3,}|:{3,})\{glue(?::[a-z]+)?\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+"""Terminal colour codes in a traceback's text."""
 NOT_COMPUTED = "*(not computed: the chapter failed)*"
 
 
@@ -96,6 +98,17 @@ def _mark_failed(nb, failure: str) -> None:
         text = (":::{warning}\nThis chapter **failed** in the run this book was built from, so the page below stops "
                 f"where it failed and its results are missing: ``{error}``.\n:::")
     nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(text))
+    for cell in nb.cells:  # the traceback as plain text: Pygments' ipythontb lexer stops at a non-ASCII
+        if cell.cell_type == "code":  # character ("0.60 ± 0.19" in a ClaimFailed message), a strict-build warning
+            cell.outputs = [_traceback_as_text(o) if o.get("output_type") == "error" else o for o in cell.outputs]
+
+
+def _traceback_as_text(output):
+    """An ``error`` output as the ``stderr`` stream it printed, colour codes removed."""
+    import nbformat
+
+    text = "\n".join(ANSI_ESCAPE.sub("", line) for line in output.get("traceback", []))
+    return nbformat.v4.new_output("stream", name="stderr", text=text or f"{output.get('ename')}: {output.get('evalue')}")
 
 
 def stage_notebook(source: Path, target: Path, failure: str | None = None) -> None:
