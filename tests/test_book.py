@@ -254,7 +254,8 @@ def test_a_failed_page_keeps_the_values_its_run_glued_and_names_a_claim_failure(
         return nb
 
     nb = page()
-    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])")
+    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])",
+                 claims_failed=True)
     prose = nb.cells[-1].source
     assert "{glue:text}`a:.3f`" in prose and prose.count(NOT_COMPUTED) == 2
     assert "ran to its claims table" in nb.cells[1].source and "results are missing" not in nb.cells[1].source
