@@ -280,3 +280,25 @@ def test_batched_clients_equal_sequential_clients(base):
             if vcl == "strict_chain":
                 ref = ref + regulariser_loss(m.vcl, h, st[c])
             assert got[c].detach().item() == pytest.approx(ref.detach().item(), abs=1e-5), (vcl, c)
+
+
+def test_one_client_fedavg_is_local_training(base):
+    """Aggregation control: with a single client, R rounds of FedAvg (client trains from the global, server
+    averages) follow exactly the local-only trajectory (the same Adam restarts, batches and lr schedule), so
+    the federated runs' gap to local-only comes from averaging several clients, not from the server plumbing."""
+    from icml26.fedwave.federated import local_train_all, round_lr
+
+    model = Adapted(base, CFG, "strict_chain", seed=1)
+    client = Client(0, D.stage_pairs(0, 24, np.random.default_rng(3)))
+    init = model.get_params()
+    fed, loc = fw.FedAvg(), init
+    fed.initialize(init)
+    g_fed, g_loc = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    for r in range(3):
+        lr = round_lr(dict(CFG, rounds=3), r)
+        (p_fed,) = local_train_all(model, [client], [fed.global_params], 3, lr, 4, g_fed, reg=True, round_id=r)
+        fed.aggregate_fit([(p_fed, len(client.data))], server_round=r + 1, num_rounds=3)
+        (loc,) = local_train_all(model, [client], [loc], 3, lr, 4, g_loc, reg=True, round_id=r)
+    assert any(not torch.equal(loc[k], init[k]) for k in init)          # training moved the adapters
+    for k in init:
+        assert torch.equal(fed.global_params[k], loc[k]), k
