@@ -25,7 +25,7 @@ book: $(STAMP)
 	$(BIN)/repro book --jobs $(JOBS)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --durations=25
 
 bench: $(STAMP)
 	$(BIN)/python -m pytest benchmarks/bench_*.py -o addopts="" -p no:nbval -p no:cacheprovider --benchmark-columns=min,median,mean,rounds

@@ -6,8 +6,9 @@ figure there. This test runs each chapter at `smoke` in a real kernel *outside* 
 same kernel, finds the panels through `icml26.widgets.live_panels()` and moves every control to a
 second value (one step of the control) through ipywidgets' Python API, exactly what a slider drag
 sends. Each move must redraw without raising and produce a figure whose pixels differ from the one
-before. `run_live` does this and returns the driver's report; tests/test_chapter_runs.py checks every
-chapter with it, tests/test_live_widgets.py checks the driver itself.
+before. nbval's run of every chapter is such a live run: after its last cell, conftest.py runs `DRIVER`
+in nbval's kernel. `run_live` does the same in a kernel of its own (tests/test_live_widgets.py checks
+the driver with it).
 """
 import json
 import os
@@ -102,9 +103,7 @@ def run_live(notebook: Path, results_dir: Path, threads: int = 1) -> tuple[list[
 
     nb = nbformat.read(notebook, as_version=4)
     env = {k: v for k, v in os.environ.items() if k != "ICML26_BATCH"}
-    env.update({"ICML26_SCALE": "smoke", "ICML26_RESULTS_DIR": str(results_dir),
-                "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-                "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYDEVD_DISABLE_FILE_VALIDATION": "1"})
+    env.update({"ICML26_SCALE": "smoke", "ICML26_RESULTS_DIR": str(results_dir), **live_kernel_env(threads)})
     client = NotebookClient(nb, timeout=CELL_TIMEOUT["smoke"], kernel_name="python3", extra_arguments=KERNEL_ARGUMENTS,
                             resources={"metadata": {"path": str(notebook.parent)}})
     error = ""
@@ -119,11 +118,21 @@ def run_live(notebook: Path, results_dir: Path, threads: int = 1) -> tuple[list[
         nb.cells.append(driver)
         client.execute_cell(driver, len(nb.cells) - 1)
     text = "".join(o.get("text", "") for o in driver.outputs if o.get("output_type") == "stream")
+    return parse_report(text, driver.outputs), error
+
+
+def parse_report(text: str, outputs=None) -> list[dict]:
+    """The driver's report from the text it printed."""
     lines = [line for line in text.splitlines() if line.startswith(MARKER)]
-    assert lines, f"the driver printed no report: {driver.outputs}"
-    return json.loads(lines[-1][len(MARKER):]), error
+    assert lines, f"the driver printed no report: {outputs if outputs is not None else text}"
+    return json.loads(lines[-1][len(MARKER):])
 
 
+def live_kernel_env(threads: int = 1) -> dict[str, str]:
+    """What a kernel needs to run a chapter as in Jupyter (not batch mode) on `threads` threads; the
+    caller removes ``ICML26_BATCH`` from the environment."""
+    return {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
 
 
 def live_problems(report: list[dict], error: str) -> list[str]:

@@ -1,13 +1,9 @@
-"""Every chapter at `smoke` through the papermill runner: its claims table does not depend on the thread
-count (contract v2: measured values depend neither on the machine's load nor on its torch/BLAS threads),
-and the HTML book built from those runs works in a real browser.
+"""The HTML book built from every chapter's `smoke` batch run works in a real browser.
 
-`smoke_book` executes every written chapter once at `smoke` in batch with two threads per kernel;
-`live_run` executes each once more in a live kernel with one thread, where its widgets are driven and
-its claims table is compared with the batch run's. The same executed notebooks serve the
-browser test (one execution per chapter, not one per test): the book of every written chapter plus the
-toy chapter, built as `repro book` builds it, opened in headless Chromium without a network.
-nbval executes each notebook at `smoke` separately (testpaths include notebooks/).
+The batch runs (tests/smoke_runs.py) are shared with the thread-count check that follows nbval's run of
+each chapter (conftest.py), so each chapter is executed once in batch per test session: the book of
+every written chapter plus the toy chapter, built as `repro book` builds it, opened in headless
+Chromium without a network.
 """
 import json
 import shutil
@@ -17,73 +13,20 @@ from pathlib import Path
 import pytest
 
 from icml26.runner import run_chapter
+from smoke_runs import all_smoke_runs, smoke_results
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ARTIFACTS = ROOT / "_build" / "test-artifacts" / "browser"
 """Where the browser test leaves its screenshots for a person to look at (gitignored, kept after the run)."""
 
 
-def claims_table(results_root: Path, slug: str) -> list[tuple]:
-    """(id, status, measured text, measured value) of every claim but timing ratios."""
-    claims = json.loads((results_root / "smoke" / f"{slug}.json").read_text())["claims"]
-    return [(c["id"], c["status"], c["measured_text"], json.dumps(c["measured"])) for c in claims if not c["timing"]]
-
-
 @pytest.fixture(scope="module")
-def smoke_book(tmp_path_factory):
-    """Every chapter executed at `smoke`, two threads per kernel: {slug: RunResult}, and the results root."""
-    root = tmp_path_factory.mktemp("smoke-book")
-    runs = {nb.stem: run_chapter(nb, "smoke", root / "runs", root / "results", threads=2) for nb in NOTEBOOKS}
-    return runs, root / "results"
-
-
-LIVE_RUNS: dict[str, tuple] = {}
-
-
-def live_run(notebook: Path, tmp_path_factory) -> tuple[list[dict], str, Path]:
-    """Each chapter once at `smoke` in a live kernel with one thread (tests/live_kernel.py), its panels
-    driven; shared by the two tests below."""
-    from live_kernel import run_live
-
-    if notebook.stem not in LIVE_RUNS:
-        results = tmp_path_factory.mktemp(f"live-{notebook.stem}")
-        LIVE_RUNS[notebook.stem] = (*run_live(notebook, results, threads=1), results)
-    return LIVE_RUNS[notebook.stem]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_live_figure_redraws_when_each_control_moves(notebook, tmp_path_factory):
-    """The path interactive readers use: in a live kernel every control of every panel redraws the figure."""
-    from live_kernel import describe, live_problems
-
-    report, error, _ = live_run(notebook, tmp_path_factory)
-    print(describe(notebook.stem, report))
-    problems = live_problems(report, error)
-    assert not problems, f"{notebook.stem}:\n" + "\n".join(problems)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_smoke_claims_do_not_depend_on_the_thread_count(notebook, smoke_book, tmp_path_factory):
-    """The same chapter at `smoke`, batch with two threads and live with one: the same claims table."""
-    runs, results = smoke_book
-    two = runs[notebook.stem]
-    assert two.status == "ok", f"{notebook.stem} at smoke, 2 threads: {two.error}; log {two.log}"
-    _, error, live_results = live_run(notebook, tmp_path_factory)
-    assert not error, f"{notebook.stem} at smoke in a live kernel, 1 thread: {error}"
-    assert claims_table(live_results, notebook.stem) == claims_table(results, notebook.stem), \
-        "the claims table changed with the thread count"
-
-
-@pytest.fixture(scope="module")
-def smoke_html(smoke_book, tmp_path_factory):
-    """The HTML book of every written chapter (the `smoke_book` runs) and the executed toy chapter."""
+def smoke_html(tmp_path_factory):
+    """The HTML book of every written chapter (the `smoke_run`s) and the executed toy chapter."""
     from icml26.bookbuild import jupyter_book_build, stage_book
     from toy_chapter import make_toy_root
 
-    runs, results = smoke_book
+    runs, results = all_smoke_runs(tmp_path_factory), smoke_results(tmp_path_factory)
     tmp = tmp_path_factory.mktemp("smoke-html")
     root = make_toy_root(tmp / "root", with_chapters=True)
     results_root = tmp / "results"
