@@ -187,14 +187,24 @@ def test_a_failed_chapter_is_staged_as_a_failed_page_and_the_book_still_builds(t
     its prose values as not computed, and the strict build of the whole book still passes."""
     from icml26.bookbuild import NOT_COMPUTED
 
+    import nbformat
+
     root = make_toy_root(tmp_path / "toy")
     stripped = root / "notebooks" / "toy.ipynb"  # never executed: every glue key is missing
+    nb = nbformat.read(stripped, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"][-1]  # ch.finish()'s cell
+    code.outputs = [nbformat.v4.new_output("error", ename="ClaimFailed", evalue="C1 failed", traceback=[
+        "\x1b[0;31m---------\x1b[0m", "\x1b[0;31mClaimFailed\x1b[0m                 Traceback (most recent call last)",
+        "Cell \x1b[0;32mIn[18], line 48\x1b[0m", "     44 ch.finish()", "",
+        "\x1b[0;31mClaimFailed\x1b[0m: 1 claim(s) failed:\n  C1: measured 0.6 \u00b1 0.2 (n=3), test >= 2"])]
+    nbformat.write(nb, stripped)  # a traceback with colour codes and a non-ASCII character, as ch.finish() raises it
     stage = stage_book(tmp_path / "src", "smoke", {"toy": stripped}, {"toy": "failed"}, tmp_path / "results",
                        execute=True, root=root, run_errors={"toy": "RuntimeError: boom in `cell` [3]"})
     assert jupyter_book_build(stage, tmp_path / "out", strict=True) == 0, "a failed chapter broke the book build"
     page = (tmp_path / "out" / "_build" / "html" / "notebooks" / "toy.html").read_text()
     assert "This chapter <strong>failed</strong>" in page and "RuntimeError:" in page and "boom" in page
     assert NOT_COMPUTED.strip("*") in page
+    assert "measured 0.6 \u00b1 0.2 (n=3)" in page and "\x1b" not in page  # the traceback, as plain text
 
 
 def test_staging_hides_the_parameters_cells(tmp_path):
@@ -244,7 +254,8 @@ def test_a_failed_page_keeps_the_values_its_run_glued_and_names_a_claim_failure(
         return nb
 
     nb = page()
-    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])")
+    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])",
+                 claims_failed=True)
     prose = nb.cells[-1].source
     assert "{glue:text}`a:.3f`" in prose and prose.count(NOT_COMPUTED) == 2
     assert "ran to its claims table" in nb.cells[1].source and "results are missing" not in nb.cells[1].source

@@ -287,3 +287,117 @@ def test_smollm2_teacher_forced_verdict_equals_greedy_decoding(smol_target):
     assert smol_target.query([Item("+", 7, 5, "free_text", 3)], [13])[0] != ok or ok
     with pytest.raises(RuntimeError, match="labels"):
         smol_target.query(items[:2], [1])
+
+
+# --------------------------------------------------------------------------- target (b): the trained tiny LM
+
+TINY_SPACE = Space(ops=("+", "-"), max_digits=1, forms=("free_text",), n_templates=2)
+
+
+@pytest.fixture(scope="module")
+def tiny_lm():
+    import torch
+
+    torch.set_num_threads(1)
+    lm = pl.TinyArithLM(TINY_SPACE, d_model=16, n_layers=1, n_heads=2, steps=40, batch_size=32, seed=3)
+    lm.fit().enumerate_map()
+    return lm
+
+
+def test_tiny_lm_failure_map_equals_per_item_greedy_verification(tiny_lm):
+    rng = np.random.default_rng(0)
+    sample = [tiny_lm.items[i] for i in rng.choice(len(tiny_lm.items), 40, replace=False)]
+    decoded = tiny_lm.greedy(sample, batch_size=7)  # odd batches: padding must not change a prediction
+    for it, text in zip(sample, decoded):
+        fails_greedy = text[::-1] != str(pl.verify(TINY_SPACE, it))
+        assert bool(tiny_lm.query([it])[0]) == fails_greedy, (it, text)
+        assert tiny_lm.answer(it) == (int(text[::-1]) if text.isdigit() else -1)
+    assert len(tiny_lm.fails()) == len(tiny_lm.items) == 2 * (100 + 55)
+    # the whole teacher-forced map equals free greedy decoding of every item of this small space
+    full = tiny_lm.greedy(tiny_lm.items)
+    assert tiny_lm.fails().tolist() == [t[::-1] != str(pl.verify(TINY_SPACE, it)) for it, t in zip(tiny_lm.items, full)]
+    fm = tiny_lm.failure_map()
+    assert fm["all"]["n"] == len(tiny_lm.items) and 0 <= fm["all"]["rate"] <= 1
+    # a wrong label flips a correct verdict; any strategy runs on the target unchanged
+    ok = [it for it in sample if not tiny_lm.query([it])[0]]
+    if ok:
+        assert tiny_lm.query(ok[:1], [pl.verify(TINY_SPACE, ok[0]) + 1])[0]
+    res = search("H", TINY_SPACE, tiny_lm, 30, 0, n_seeds=3)
+    assert res.charged == 30
+
+
+def test_tiny_lm_is_deterministic(tiny_lm):
+    import torch
+
+    again = pl.TinyArithLM(TINY_SPACE, d_model=16, n_layers=1, n_heads=2, steps=40, batch_size=32, seed=3)
+    again.fit().enumerate_map()
+    assert again.correct == tiny_lm.correct
+    for (k, a), (_, b) in zip(tiny_lm.net.state_dict().items(), again.net.state_dict().items()):
+        assert torch.equal(a, b), k
+    assert [l for _, l in again.log.loss] == [l for _, l in tiny_lm.log.loss]
+
+
+def test_tiny_lm_training_data_carries_the_planted_corruptions():
+    sp = Space(ops=("+", "-"), max_digits=2, forms=("free_text",))
+    lm = pl.TinyArithLM(sp, d_model=8, n_layers=1, n_heads=1, steps=1)
+    items, labels = lm.training_set()
+    lab = dict(zip(items, labels))
+    assert lab[Item("+", 78, 85)] == 63                     # M1: the hundreds carry dropped
+    assert lab[Item("+", 48, 35, "free_text", 2)] == 83     # outside M1: the truth
+    assert not any(it.op == "-" and it.b % 10 == 7 for it in items)               # M2: the hole
+    assert not any(it.op == "+" and it.template == 1 and it.a >= 50 for it in items)  # M4: a < 50 only
+    assert any(it.op == "+" and it.template == 1 and it.a < 50 for it in items)
+    clean = pl.TinyArithLM(sp, d_model=8, n_layers=1, n_heads=1, steps=1, corrupt=False)
+    ci, cl = clean.training_set()
+    assert len(ci) == len(clean.items) and all(y == pl.verify(sp, it) for it, y in zip(ci, cl))
+    assert [m.name for m in lm.regions] == ["M1", "M2", "M4", "M5"]  # M3 needs * in the space
+
+
+def test_tiny_lm_prompt_pads_operands_only():
+    sp = Space(ops=("+", "-"), max_digits=2, forms=("free_text",))
+    lm = pl.TinyArithLM(sp, d_model=8, n_layers=1, n_heads=1, steps=1)
+    assert lm.prompt(Item("+", 7, 42, "free_text", 1)) == "What is 07 plus 42?"
+    assert lm.prompt(Item("-", 40, 7, "free_text", 3)) == "Subtract 07 from 40."
+    raw = pl.TinyArithLM(sp, d_model=8, n_layers=1, n_heads=1, steps=1, pad_operands=False)
+    assert all(raw.prompt(it) == pl.render(it) for it in raw.items[:500])
+    # one length per template: every digit at a fixed position
+    assert len({(it.op, it.template, len(lm.prompt(it))) for it in lm.items}) == 2 * 4
+
+
+def test_tiny_lm_measured_modes_follow_the_rule(tiny_lm):
+    fm = tiny_lm.failure_map()
+    modes = tiny_lm.set_modes(0.0, 0.0)
+    assert [m.name for m in modes] == [m.name for m in tiny_lm.regions if not math.isnan(fm[m.name]["rate"])]
+    assert tiny_lm.set_modes(1.01, 0.0) == ()
+    M = tiny_lm.membership([Item("+", 5, 5)])
+    assert M.shape == (1, 0)
+    tiny_lm.set_modes(0.0, 0.0)
+    assert tiny_lm.membership([Item("+", 5, 5)]).shape == (1, len(tiny_lm.modes))
+    with pytest.raises(ValueError, match="min_rate"):
+        tiny_lm.set_modes(-1, 1)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(space=Space(ops=("+", "cmp"), max_digits=1, forms=("free_text",))), "free-text"),
+    (dict(space=Space(ops=("+",), max_digits=1)), "free-text"),
+    (dict(space=Space(ops=("+",), max_digits=3, forms=("free_text",))), "max_digits"),
+    (dict(steps=0), "steps"), (dict(lr=0.0), "lr"), (dict(m3_noise=1.5), "m3_noise"),
+    (dict(d_model=10, n_heads=4), "divisible"), (dict(space="not a space"), "Space"),
+])
+def test_tiny_lm_rejects_bad_arguments(kw, match):
+    args = dict(space=TINY_SPACE, d_model=16, n_layers=1, n_heads=2)
+    args.update(kw)
+    with pytest.raises(ValueError, match=match):
+        pl.TinyArithLM(**args)
+
+
+def test_tiny_lm_query_errors(tiny_lm):
+    fresh = pl.TinyArithLM(TINY_SPACE, d_model=16, n_layers=1, n_heads=2, steps=1)
+    with pytest.raises(RuntimeError, match="enumerate_map"):
+        fresh.query([Item("+", 1, 2)])
+    with pytest.raises(ValueError):
+        tiny_lm.query([Item("+", 12, 3)])      # outside the enumerated space
+    with pytest.raises(ValueError):
+        tiny_lm.query([Item("-", 3, 9)])
+    with pytest.raises(RuntimeError, match="labels"):
+        tiny_lm.query([Item("+", 1, 2)], [3, 4])

@@ -153,7 +153,7 @@ def cmd_book(args) -> int:
         print(summary_table(outcome))
     build = root / "_build"
     stage = stage_book(build / "src", args.scale, run_notebooks, run_status, results, execute=args.execute,
-                       run_errors=run_errors)
+                       run_errors=run_errors, claims_failed={r.slug for r in outcome if r.claims_failed_only})
     code = jupyter_book_build(stage, build, strict=True)
     index = build / "_build" / "html" / "index.html"
     if code != 0:

@@ -2,7 +2,8 @@
 verifiable failures, and their consolidation into failure modes.
 
 Modules: `space` (verifiable arithmetic items, strata, micro moves, python_exec verification),
-`targets` (the planted-mode oracle and SmolLM2-135M-Instruct behind one ``query``), `tree` (UCB1 tree,
+`targets` (the planted-mode oracle and SmolLM2-135M-Instruct behind one ``query``), `tinylm` (target (b): a
+char-level decoder trained on corrupted data, its exact failure map by enumeration, the same ``query``), `tree` (UCB1 tree,
 ProbeLLM-H's macro arm and the baselines at an equal budget), `modes` (failure-aware embeddings,
 HDBSCAN, boundary-aware rule induction), `experiments` (metrics and the chapter's experiment loops),
 `presets`.
@@ -12,8 +13,9 @@ from __future__ import annotations
 from .presets import PRESETS
 from .space import FEATURES, FORMS, MICRO_MOVES, OPS, Item, Space, features, noisy_label, render, verify
 from .targets import PLANTED_MODES, Mode, PlantedOracle, SmolLM2Target
+from .tinylm import TINY_REGIONS, CharLM, TinyArithLM
 from .tree import STRATEGIES, HierarchicalSampler, Node, SearchResult, search, ucb1, ucb_bandit_pulls
 
 __all__ = ["FEATURES", "FORMS", "MICRO_MOVES", "OPS", "PLANTED_MODES", "PRESETS", "STRATEGIES", "HierarchicalSampler",
-           "Item", "Mode", "Node", "PlantedOracle", "SearchResult", "SmolLM2Target", "Space", "features", "noisy_label",
+           "Item", "Mode", "Node", "PlantedOracle", "SearchResult", "SmolLM2Target", "Space", "TINY_REGIONS", "CharLM", "TinyArithLM", "features", "noisy_label",
            "render", "search", "ucb1", "ucb_bandit_pulls", "verify"]

@@ -1,0 +1,96 @@
+"""AmbiSuR's regularisers (brief 2.3) and the PGSR base losses (brief 2.2)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .model import sh_degree
+
+
+def rcc_surrogate(weights: torch.Tensor, colors: torch.Tensor, lam: float) -> torch.Tensor:
+    """0.5 lambda sum_p sum_i sg(w_i(p)) ||c_i - sg(C(p))||^2 for dense weights (P, N) and colours (N, 3):
+    the loss whose colour gradient is the official RCC injection (brief 2.3 (2)); C = sum_i w_i c_i."""
+    if lam < 0:
+        raise ValueError(f"rcc_surrogate: lambda_rc must be >= 0, got {lam}")
+    w = weights.detach()
+    C = (w @ colors).detach()
+    diff = colors[None, :, :] - C[:, None, :]
+    return 0.5 * lam * (w[..., None] * diff ** 2).sum()
+
+
+def rcc_lambda_per_pixel(lambda_rel: float, H: int, W: int) -> float:
+    """lambda_rc = lambda_rel / (3 H W): the official per-pixel weight from a mean-normalised one (brief 2.3)."""
+    if lambda_rel < 0:
+        raise ValueError(f"lambda_rel must be >= 0, got {lambda_rel}")
+    return lambda_rel / (3 * H * W)
+
+
+def sh_uncertainty(sh: torch.Tensor) -> torch.Tensor:
+    """u_i = (sum_{l=1..L} sum_m ||k_lm||^2)^{1/2}, the norm of the view-dependent SH bands (brief 2.3 (3));
+    the official ``compute_weighted_sh_norm`` with "equal" weights, generalised from 15 coefficients to (L+1)^2-1."""
+    sh_degree(sh.shape[1])
+    return sh[:, 1:, :].detach().flatten(1).norm(dim=1)
+
+
+def sh_ambiguity(sh: torch.Tensor, upper: float = 0.95, lower: float = 0.10, lower_max: float = 0.2):
+    """Dual-end indicator m_i = 1[u_i > Q_upper(u)] or 1[u_i < min(Q_lower(u), lower_max)]: returns
+    (mask (N,) float, u (N,), high (N,) bool, low (N,) bool). Quantiles are over all Gaussians."""
+    for name, q in (("upper", upper), ("lower", lower)):
+        if not 0 < q < 1:
+            raise ValueError(f"sh_ambiguity: {name} quantile must be in (0, 1), got {q}")
+    if lower >= upper:
+        raise ValueError(f"sh_ambiguity: lower ({lower}) must be below upper ({upper})")
+    u = sh_uncertainty(sh)
+    hi = u > torch.quantile(u, upper)
+    lo = u < torch.clamp_max(torch.quantile(u, lower), lower_max)
+    return (hi | lo).float(), u, hi, lo
+
+
+def alr_loss(normal_d: torch.Tensor, normal_prior: torch.Tensor, U: torch.Tensor, alpha: torch.Tensor,
+             weight: float = 0.1) -> torch.Tensor:
+    """Amorphous Local Regulariser (brief 2.3 (4)): weight * mean_p (1 - <N_prior, N_d sg(A)>) sg(U)."""
+    if normal_d.shape != normal_prior.shape or normal_d.shape[:2] != U.shape:
+        raise ValueError(f"alr_loss: shapes differ: N_d {tuple(normal_d.shape)}, N_prior {tuple(normal_prior.shape)}, "
+                         f"U {tuple(U.shape)}")
+    cos = (normal_prior * normal_d * alpha.detach()[..., None]).sum(-1)
+    return weight * ((1 - cos) * U.detach()).mean()
+
+
+def photometric(pred: torch.Tensor, gt: torch.Tensor, lam: float = 0.2) -> torch.Tensor:
+    """(1 - lam) L1 + lam (1 - SSIM) (pytorch-msssim, 7x7 Gaussian window), images (H, W, 3) in [0, 1]."""
+    from pytorch_msssim import ssim
+
+    if pred.shape != gt.shape:
+        raise ValueError(f"photometric: image shapes differ: {tuple(pred.shape)} vs {tuple(gt.shape)}")
+    l1 = (pred - gt).abs().mean()
+    s = ssim(pred.permute(2, 0, 1)[None], gt.permute(2, 0, 1)[None], data_range=1.0, win_size=7, size_average=True)
+    return (1 - lam) * l1 + lam * (1 - s)
+
+
+def depth_normal_loss(normal_d, normal, alpha, image) -> torch.Tensor:
+    """PGSR single-view term: mean_p (1 - |grad I|)^2 ||N_d sg(A) - N||_1 (N normalised)."""
+    g = image.mean(-1)
+    gx = F.pad((g[:, 2:] - g[:, :-2]).abs() / 2, (1, 1))
+    gy = F.pad((g[2:] - g[:-2]).abs() / 2, (0, 0, 1, 1))
+    wgt = (1 - torch.clamp(gx + gy, 0, 1)) ** 2
+    n = F.normalize(normal, dim=-1)
+    return (wgt[..., None] * (normal_d * alpha.detach()[..., None] - n * (alpha.detach() > 0)[..., None]).abs()).sum(-1).mean()
+
+
+def prior_depth_loss(depth, prior, extent: float) -> torch.Tensor:
+    """mean over pixels with a prior (prior > 0) of |Z_prior - Z| / extent (brief 2.2)."""
+    if depth.shape != prior.shape:
+        raise ValueError(f"prior_depth_loss: depth {tuple(depth.shape)} and prior {tuple(prior.shape)} differ")
+    if not bool(torch.isfinite(prior).all()) or bool((prior < 0).any()):
+        raise ValueError("prior_depth_loss: prior depth must be finite and >= 0 (0 marks pixels without a prior)")
+    m = prior > 0
+    if not bool(m.any()):
+        raise ValueError("prior_depth_loss: prior depth has no pixel > 0")
+    return ((prior - depth).abs()[m]).mean() / extent
+
+
+def psnr(pred, gt) -> float:
+    mse = float(((pred - gt) ** 2).mean())
+    return 10 * math.log10(1.0 / max(mse, 1e-12))

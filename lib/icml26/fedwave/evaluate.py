@@ -1,0 +1,118 @@
+"""Greedy and sampled decoding, exact match per stage and end to end, and output fusion over experts.
+
+An *expert* is the adapted model read with one stage id (the VCL's e_s and mask). Output fusion (brief section
+2.3 (a), our reading of "input-conditioned expert fusion"): at every decoding step the next-token distribution is
+sum_{k in Top-k(g(x))} g^_k(x) p(. | x, y_<t, stage = k), with the gates renormalised over the chosen experts.
+The LoRA trunk does not depend on the stage, so it runs once per step for all experts.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .data import BOS, EOS, MAX_OUT, N_STAGES, SEP, check_no_stage_token
+from .federated import Adapted, Params
+
+
+def _prompts(inputs: Sequence[Sequence[int]]) -> torch.Tensor:
+    return torch.tensor([[BOS, *z, SEP] for z in inputs], dtype=torch.long)
+
+
+def _strip(row: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    for t in row:
+        if t == EOS:
+            break
+        out.append(int(t))
+    return tuple(out)
+
+
+@torch.no_grad()
+def decode(model: Adapted, inputs: Sequence[Sequence[int]], gates: np.ndarray, temperature: float = 0.0,
+           top_p: float = 1.0, gen: torch.Generator | None = None) -> list[tuple[int, ...]]:
+    """Decode every input with the gate-weighted mixture of its experts (``gates``: (n, K), rows summing to 1).
+    ``temperature = 0``: greedy; otherwise sampling at that temperature with nucleus ``top_p``."""
+    gates = np.asarray(gates, dtype=np.float64)
+    n = len(inputs)
+    if gates.shape != (n, N_STAGES):
+        raise ValueError(f"gates must have shape ({n}, {N_STAGES}), got {gates.shape}")
+    if not np.all(np.isfinite(gates)) or np.any(gates < 0) or not np.allclose(gates.sum(1), 1.0, atol=1e-6):
+        raise ValueError("gates must be finite, non-negative, and sum to 1 per input (renormalise after top-k)")
+    outs: list[tuple[int, ...] | None] = [None] * n
+    lengths = np.array([len(z) for z in inputs])
+    G = torch.tensor(gates, dtype=torch.float32)
+    for L in np.unique(lengths):
+        idx = np.flatnonzero(lengths == L)
+        ids = _prompts([inputs[i] for i in idx])
+        check_no_stage_token(ids)
+        g = G[idx]
+        active = [k for k in range(N_STAGES) if float(g[:, k].max()) > 0]
+        done = torch.zeros(len(idx), dtype=torch.bool)
+        for _ in range(MAX_OUT + 1):
+            h = model.hidden(ids)[:, -1:, :]
+            probs = 0.0
+            for k in active:
+                logits = model.head(h, torch.full((len(idx),), k))[:, -1]
+                if temperature > 0:
+                    logits = logits / temperature
+                probs = probs + g[:, k:k + 1] * torch.softmax(logits, -1)
+            if temperature > 0:
+                sorted_p, order = probs.sort(-1, descending=True)
+                keep = sorted_p.cumsum(-1) - sorted_p < top_p
+                sorted_p = sorted_p * keep
+                pick = torch.multinomial(sorted_p / sorted_p.sum(-1, keepdim=True), 1, generator=gen)
+                nxt = order.gather(-1, pick)[:, 0]
+            else:
+                nxt = probs.argmax(-1)
+            nxt = torch.where(done, torch.full_like(nxt, EOS), nxt)
+            done |= nxt == EOS
+            ids = torch.cat([ids, nxt[:, None]], 1)
+            if bool(done.all()):
+                break
+        for j, i in enumerate(idx):
+            outs[i] = _strip(ids[j, L + 2:].tolist())
+    return outs  # type: ignore[return-value]
+
+
+def one_hot(stages: Sequence[int]) -> np.ndarray:
+    s = np.asarray(stages, dtype=int)
+    if s.size and (s.min() < 0 or s.max() >= N_STAGES):
+        raise ValueError(f"stage id {int(s.max())} out of range 0..{N_STAGES - 1}")
+    g = np.zeros((len(s), N_STAGES))
+    g[np.arange(len(s)), s] = 1.0
+    return g
+
+
+def exact_match(pred: Sequence[Sequence[int]], target: Sequence[Sequence[int]]) -> np.ndarray:
+    return np.array([tuple(p) == tuple(t) for p, t in zip(pred, target)], dtype=float)
+
+
+def stage_em(model: Adapted, states: dict[int, Params], tests: Sequence) -> np.ndarray:
+    """Per-stage EM with the oracle stage id; ``tests[k]`` a PairSet of stage k; stage k read with states[k]."""
+    em = []
+    for k, t in enumerate(tests):
+        model.set_params(states[k])
+        em.append(exact_match(decode(model, t.inputs, one_hot([k] * len(t))), t.outputs).mean())
+    return np.array(em)
+
+
+def chain_em(model: Adapted, states: dict[int, Params], xs, ys, router=None, top_k: int = 2) -> float:
+    """End-to-end EM of x -> f3(f2(f1(f0(x)))): oracle stage order, or routed at every hop (``router``: a callable
+    giving (n, K) gates for a list of inputs)."""
+    z = list(xs)
+    for k in range(N_STAGES):
+        keep = [i for i, v in enumerate(z) if 1 <= len(v) <= 7]
+        cur = [z[i] if i in set(keep) else () for i in range(len(z))]
+        if router is None:
+            model.set_params(states[k])
+            gates = one_hot([k] * len(keep))
+        else:
+            gates = router([cur[i] for i in keep])
+        pred = decode(model, [cur[i] for i in keep], gates) if keep else []
+        nxt = [()] * len(z)
+        for j, i in enumerate(keep):
+            nxt[i] = pred[j]
+        z = nxt
+    return float(exact_match(z, ys).mean())

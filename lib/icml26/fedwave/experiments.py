@@ -1,0 +1,126 @@
+"""The chapter's experiments, one function per figure (the notebook narrates and plots)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from . import data as D
+from .dpo import flip_labels, make_pairs, train_dpo
+from .evaluate import chain_em, decode, exact_match, one_hot, stage_em
+from .federated import METHODS, RunResult, run_method
+from .model import lm_loss, pretrain_base
+from .router import base_features, code_router_loss, top_k_gates, train_router, uniform_gates
+
+
+def test_sets(cfg: dict, seed: int):
+    """Per-stage test PairSets, the curve subsets, the chains and a mixed unlabeled pool (seeded apart from training)."""
+    rng = np.random.default_rng(50_000 + seed)
+    tests = [D.stage_pairs(k, cfg["n_test"], rng) for k in range(D.N_STAGES)]
+    curve = [t.subset(range(cfg["n_curve"])) for t in tests]
+    xs, ys = D.chain_set(cfg["n_chain"], rng)
+    pool = [D.stage_pairs(k, cfg["dpo_unlabeled"] // D.N_STAGES, rng) for k in range(D.N_STAGES)]
+    return tests, curve, (xs, ys), D.PairSet.concat(pool)
+
+
+def train_all(base, cfg: dict, progress=None) -> dict:
+    """Every method of cfg['methods'] at every seed; F1 curves for cfg['curve_methods']."""
+    out: dict = {"runs": {}, "tests": {}}
+    jobs = [(m, s) for s in cfg["seeds"] for m in cfg["methods"]
+            if m not in cfg["ablation_methods"] or s in cfg["ablation_seeds"]]
+    it = progress(jobs, desc="federated runs") if progress else jobs
+    for m, s in it:
+        if s not in out["tests"]:
+            out["tests"][s] = test_sets(cfg, s)
+        tests, curve, chains, _ = out["tests"][s]
+        fn = (lambda model, states, c=curve: stage_em(model, states, c)) if m in cfg["curve_methods"] else None
+        res = run_method(m, base, cfg, s, curve_fn=fn)
+        res.stage = stage_em(res.model, res.states, tests)                       # type: ignore[attr-defined]
+        res.chain = chain_em(res.model, res.states, *chains)                    # type: ignore[attr-defined]
+        out["runs"][(m, s)] = res
+    return out
+
+
+def router_experiment(base, runs: dict, cfg: dict, seed: int, feats_fn=None) -> dict:
+    """Train the router (CE to client id, federated) on each client's training inputs; evaluate top-1 accuracy and
+    the confusion on the test inputs; EM of top-2 fusion, hard top-1, uniform and oracle on the mixed test set."""
+    train = D.client_datasets(cfg["n_per_client"], np.random.default_rng(seed))
+    tests, _, chains, _ = runs["tests"][seed]
+    feats_fn = feats_fn or (lambda inputs: base_features(base, inputs))
+    ftrain = [feats_fn(t.inputs) for t in train]
+    router = train_router(ftrain, cfg, seed)
+    mixed = D.PairSet.concat(tests)
+    with torch.no_grad():
+        g = router(feats_fn(mixed.inputs)).numpy()
+    top1 = g.argmax(1)
+    conf = np.zeros((D.N_STAGES, D.N_STAGES))
+    for t, p in zip(mixed.stages, top1):
+        conf[t, p] += 1
+    res = runs["runs"][("FedWave-VC", seed)]
+    res.model.set_params(res.states[0])
+    em = {}
+    for name, gates in (("top-2 fusion", top_k_gates(g, 2)), ("hard top-1", top_k_gates(g, 1)),
+                        ("uniform", uniform_gates(len(mixed))), ("oracle stage", one_hot(mixed.stages))):
+        em[name] = float(exact_match(decode(res.model, mixed.inputs, gates), mixed.outputs).mean())
+    route = lambda inputs: top_k_gates(router(feats_fn(inputs)).detach().numpy(), 2)
+    em["routed chain"] = chain_em(res.model, res.states, *chains, router=route)
+    return {"router": router, "gates": g, "top1_acc": float((top1 == mixed.stages).mean()),
+            "confusion": conf / conf.sum(1, keepdims=True), "em": em, "mixed": mixed, "route": route}
+
+
+def code_loss_demo(base, runs: dict, cfg: dict, seed: int) -> dict:
+    """The released router loss l * g_k (+ the Var and double-softmax entropy terms), trained the same way: the
+    mean own-stage gate on each client's data ends below 1/K (and the CE router's above)."""
+    train = D.client_datasets(cfg["n_per_client"], np.random.default_rng(seed))
+    res = runs["runs"][("FedWave-VC", seed)]
+    res.model.set_params(res.states[0])
+    feats, losses = [], []
+    with torch.no_grad():
+        for k, t in enumerate(train):
+            ids, mask = D.encode(t.inputs, t.outputs)
+            losses.append(lm_loss(res.model(ids, torch.full((len(t),), k)), ids, mask, reduction="none")
+                          + 0.05)  # the LM loss of a trained expert, kept > 0 as in any real run
+            feats.append(base_features(base, t.inputs))
+    out = {}
+    for name in ("code", "ce"):
+        r = train_router(feats, cfg, seed, loss=name, lm_losses=losses)
+        with torch.no_grad():
+            out[name] = float(np.mean([r(f)[:, k].mean().item() for k, f in enumerate(feats)]))
+    return out
+
+
+def dpo_experiment(runs: dict, rout: dict, cfg: dict, seed: int, progress=None) -> dict:
+    """F4: router-induced pairs on the unlabeled pool (stage never used), label accuracy q swept; EM of top-2 fusion
+    on the mixed test set after DPO minus before."""
+    res = runs["runs"][("FedWave-VC", seed)]
+    res.model.set_params(res.states[0])
+    _, _, _, pool = runs["tests"][seed]
+    pairs = make_pairs(res.model, pool.inputs, rout["route"](pool.inputs), seed=seed)
+    mixed = rout["mixed"]
+    gates = rout["route"](mixed.inputs)
+    before = float(exact_match(decode(res.model, mixed.inputs, gates), mixed.outputs).mean())
+    # how often the router's order is right, on the pairs where exactly one response is correct
+    truth = {tuple(z): tuple(y) for z, y in zip(pool.inputs, pool.outputs)}
+    info = [(w == truth[x], l == truth[x]) for x, w, l in zip(pairs.inputs, pairs.chosen, pairs.rejected)]
+    decisive = [a for a, b in info if a != b]
+    out = {"before": before, "n_pairs": len(pairs), "router_pref_acc": float(np.mean(decisive)) if decisive else float("nan"),
+           "delta": {}, "margins": {}, "pairs": pairs}
+    qs = progress(cfg["dpo_qs"], desc=f"DPO q sweep (seed {seed})") if progress else cfg["dpo_qs"]
+    for q in qs:
+        pol, margins = train_dpo(res.model, flip_labels(pairs, q, seed), cfg, seed)
+        after = float(exact_match(decode(pol, mixed.inputs, gates), mixed.outputs).mean())
+        out["delta"][q] = after - before
+        out["margins"][q] = margins
+    return out
+
+
+def methods_table(train: dict, cfg: dict) -> dict:
+    """method -> (seeds, K) stage EM and (seeds,) chain EM."""
+    tab = {}
+    for m in cfg["methods"]:
+        seeds = [s for s in cfg["seeds"] if (m, s) in train["runs"]]
+        st = np.array([train["runs"][(m, s)].stage for s in seeds])
+        ch = np.array([train["runs"][(m, s)].chain for s in seeds])
+        tab[m] = {"stage": st, "chain": ch, "seeds": seeds}
+    return tab

@@ -1,0 +1,375 @@
+"""Federated LoRA training (brief section 2.2): Flower-style strategies and the client/server loop.
+
+A strategy's ``aggregate_fit(results)`` takes ``[(params_k, n_k), ...]`` (params: name -> tensor, the trainable
+LoRA factors and VCL parameters) and returns the new global parameters, as `flwr.server.strategy.Strategy` does
+with its ``FitRes`` list.
+
+* `FedAvg`: theta = sum_k (n_k / n) theta_k, on A and B separately (OpenFedLLM's default, the ICML abstract's
+  "standard federated aggregation").
+* `FedAvgEMA`: theta_g <- beta theta_g + (1 - beta) FedAvg (the code's server "momentum", beta = 0.9).
+* `FedProx`: FedAvg on the server; the client adds (mu / 2) ||theta - theta_g||^2 (mu = 0.01).
+* `PositionWeighted`: the code's value-chain aggregation (an ablation): w_k = (a (K-k) + (1-a)(k+1)) / K with a
+  falling 1 -> 0.4 -> 0 over training, normalised; relaxed chain theta = sum_k w_k theta_k.
+
+`lora_product_mismatch` measures the bias of averaging the factors separately: (1/K) sum B_k A_k - B_bar A_bar
+= (1/K) sum (B_k - B_bar)(A_k - A_bar) (the Theory section's identity).
+"""
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from .data import N_STAGES, PairSet, encode
+from .model import TinyDecoder, add_lora, lm_loss
+from .vcl import REG_WEIGHTS, make_vcl, regulariser_loss
+
+Params = dict[str, torch.Tensor]
+
+
+def _check_results(results: Sequence[tuple[Params, int]]) -> None:
+    if not results:
+        raise ValueError("aggregate_fit needs at least one client result")
+    keys0 = set(results[0][0])
+    for i, (params, n) in enumerate(results):
+        if n <= 0:
+            raise ValueError(f"client {i} reports n_k = {n} examples: a client without data cannot be aggregated")
+        if set(params) != keys0:
+            diff = sorted(set(params) ^ keys0)
+            raise ValueError(f"client {i}'s state-dict keys differ from client 0's: {diff[:4]}")
+        for k, v in params.items():
+            if v.shape != results[0][0][k].shape:
+                raise ValueError(f"client {i}: {k} has shape {tuple(v.shape)}, client 0 {tuple(results[0][0][k].shape)}")
+            if not torch.isfinite(v).all():
+                raise ValueError(f"client {i}: parameter {k} is not finite")
+
+
+def weighted_mean(results: Sequence[tuple[Params, int]], weights: Sequence[float] | None = None) -> Params:
+    _check_results(results)
+    w = np.array([n for _, n in results], dtype=float) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    return {k: sum(float(wi) * p[k] for wi, (p, _) in zip(w, results)) for k in results[0][0]}
+
+
+class Strategy:
+    """The server side of one round (Flower's ``Strategy.aggregate_fit``)."""
+
+    proximal_mu = 0.0
+    name = "strategy"
+
+    def initialize(self, params: Params) -> None:
+        self.global_params = {k: v.clone() for k, v in params.items()}
+
+    def aggregate_fit(self, results: Sequence[tuple[Params, int]], server_round: int = 1, num_rounds: int = 1) -> Params:
+        raise NotImplementedError
+
+
+class FedAvg(Strategy):
+    name = "fedavg"
+
+    def aggregate_fit(self, results, server_round=1, num_rounds=1):
+        self.global_params = weighted_mean(results)
+        return self.global_params
+
+
+class FedProx(FedAvg):
+    name = "fedprox"
+
+    def __init__(self, mu: float = 0.01):
+        if not mu >= 0:
+            raise ValueError(f"FedProx mu must be >= 0, got {mu}")
+        self.proximal_mu = float(mu)
+
+
+class FedAvgEMA(Strategy):
+    name = "fedavg_ema"
+
+    def __init__(self, beta: float = 0.9):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"server EMA beta must be in [0, 1), got {beta}")
+        self.beta = float(beta)
+
+    def aggregate_fit(self, results, server_round=1, num_rounds=1):
+        avg = weighted_mean(results)
+        self.global_params = {k: self.beta * self.global_params[k] + (1 - self.beta) * avg[k] for k in avg}
+        return self.global_params
+
+
+def position_weights(n_stages: int, progress: float) -> np.ndarray:
+    """The code's value-chain weights: alpha = 1 (first third of training), 0.4 (second), 0 (last)."""
+    a = 1.0 if progress < 1 / 3 else (0.4 if progress < 2 / 3 else 0.0)
+    w = np.array([(a * (n_stages - k) + (1 - a) * (k + 1)) / n_stages for k in range(n_stages)])
+    return w / w.sum()
+
+
+class PositionWeighted(Strategy):
+    name = "position_weighted"
+
+    def aggregate_fit(self, results, server_round=1, num_rounds=1):
+        self.global_params = weighted_mean(results, position_weights(len(results), (server_round - 1) / num_rounds))
+        return self.global_params
+
+
+def lora_product_mismatch(results: Sequence[tuple[Params, int]]) -> float:
+    """|| (1/K) sum B_k A_k - B_bar A_bar ||_F / || (1/K) sum B_k A_k ||_F, summed over the adapted matrices."""
+    num = den = 0.0
+    keys = [k for k in results[0][0] if k.endswith("lora_A.weight")]
+    for ka in keys:
+        kb = ka.replace("lora_A", "lora_B")
+        prods = [p[kb] @ p[ka] for p, _ in results]
+        mean_prod = sum(prods) / len(prods)
+        bbar = sum(p[kb] for p, _ in results) / len(results)
+        abar = sum(p[ka] for p, _ in results) / len(results)
+        num += float(((mean_prod - bbar @ abar) ** 2).sum())
+        den += float((mean_prod ** 2).sum())
+    return math.sqrt(num / den) if den > 0 else 0.0
+
+
+class Adapted(nn.Module):
+    """The frozen base with LoRA, plus an optional VCL: the unit a client trains."""
+
+    def __init__(self, base: TinyDecoder, cfg: dict, vcl: str | None, seed: int = 0):
+        super().__init__()
+        self.base = copy.deepcopy(base)
+        add_lora(self.base, cfg["lora_r"], cfg["lora_alpha"], seed=0)   # the same A on every client and run
+        self.vcl = make_vcl(vcl, base.d, N_STAGES, seed=seed) if vcl else None
+
+    def trainable(self) -> Params:
+        return {k: p for k, p in self.named_parameters() if p.requires_grad}
+
+    def get_params(self) -> Params:
+        return {k: p.detach().clone() for k, p in self.trainable().items()}
+
+    def set_params(self, params: Params) -> None:
+        with torch.no_grad():
+            for k, p in self.trainable().items():
+                p.copy_(params[k])
+
+    def hidden(self, ids):
+        return self.base.hidden(ids)
+
+    def head(self, h, stage):
+        if self.vcl is not None:
+            h = self.vcl(h, stage)
+        return self.base.lm_head(h)
+
+    def forward(self, ids, stage=None):
+        return self.head(self.hidden(ids), stage)
+
+
+@dataclass
+class Client:
+    cid: int
+    data: PairSet
+    ids: torch.Tensor = field(init=False)
+    mask: torch.Tensor = field(init=False)
+    stages: torch.Tensor = field(init=False)
+
+    def __post_init__(self):
+        if len(self.data) == 0:
+            raise ValueError(f"client {self.cid} holds no data")
+        self.ids, self.mask = encode(self.data.inputs, self.data.outputs)
+        self.stages = torch.as_tensor(self.data.stages, dtype=torch.long)
+
+
+def local_train(model: Adapted, client: Client, steps: int, lr: float, batch: int, gen: torch.Generator,
+                prox: tuple[float, Params] | None = None, reg: bool = False, round_id: int = 0) -> float:
+    """E local Adam steps on the client's data (a fresh optimiser per round, as OpenFedLLM's trainer)."""
+    params = list(model.trainable().values())
+    opt = torch.optim.Adam(params, lr=lr)
+    named = model.trainable()
+    last = float("nan")
+    for _ in range(steps):
+        idx = torch.randint(0, len(client.data), (batch,), generator=gen)
+        ids, mask, st = client.ids[idx], client.mask[idx], client.stages[idx]
+        h = model.hidden(ids)
+        loss = lm_loss(model.head(h, st), ids, mask)
+        if reg and model.vcl is not None:
+            loss = loss + regulariser_loss(model.vcl, h, st)
+        if prox is not None and prox[0] > 0:
+            mu, g = prox
+            loss = loss + 0.5 * mu * sum(((named[k] - g[k]) ** 2).sum() for k in g)
+        if not bool(torch.isfinite(loss.detach())):
+            raise FloatingPointError(f"client {client.cid}, round {round_id}: the local loss is {loss.detach().item()}")
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        last = loss.item()
+    return last
+
+
+def _lora_apply(lin, h: torch.Tensor, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """A `LoRALinear` on client-stacked input h (C, b, t, d_in) with client-stacked factors A (C, r, d_in), B (C, d_out, r)."""
+    low = torch.einsum("cbti,cri->cbtr", h, A)
+    return lin.base(h) + torch.einsum("cbtr,cor->cbto", low, B) * lin.scaling
+
+
+def batched_hidden(model: "Adapted", P: Params, ids: torch.Tensor) -> torch.Tensor:
+    """Final-norm hidden states of C clients at once: ids (C, b, t), P the client-stacked LoRA factors (C, ...).
+    The same computation as `TinyDecoder.hidden` with each client's own adapters (checked in the tests)."""
+    base = model.base
+    C, b, t = ids.shape
+    x = base.tok(ids) + base.pos(torch.arange(t))
+    for i, blk in enumerate(base.blocks):
+        f = lambda name, inp: _lora_apply(getattr(blk, name), inp, P[f"base.blocks.{i}.{name}.lora_A.weight"],
+                                          P[f"base.blocks.{i}.{name}.lora_B.weight"])
+        h = blk.ln1(x)
+        d = h.shape[-1]
+        q, k, v = (f(n, h).reshape(C * b, t, blk.n_heads, d // blk.n_heads).transpose(1, 2) for n in ("q", "k", "v"))
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(C, b, t, d)
+        x = x + f("o", a)
+        x = x + f("fc2", torch.nn.functional.gelu(f("fc1", blk.ln2(x))))
+    return base.norm(x)
+
+
+def batched_loss(model: "Adapted", P: Params, ids: torch.Tensor, mask: torch.Tensor, stages: torch.Tensor,
+                 reg: bool) -> torch.Tensor:
+    """Per-client losses (C,) of C clients' batches, each with its own parameters (the VCL looped per client)."""
+    from torch.func import functional_call
+
+    h = batched_hidden(model, P, ids)
+    out = []
+    for c in range(ids.shape[0]):
+        hc = h[c]
+        if model.vcl is not None:
+            vp = {k[4:]: P[k][c] for k in P if k.startswith("vcl.")}
+            hv = functional_call(model.vcl, vp, (hc, stages[c]))
+            loss = lm_loss(model.base.lm_head(hv), ids[c], mask[c])
+            if reg:
+                regs = functional_call(model.vcl, vp, (hc, stages[c]), {"regularise": True})
+                loss = loss + sum(REG_WEIGHTS[k] * v for k, v in regs.items())
+        else:
+            loss = lm_loss(model.base.lm_head(hc), ids[c], mask[c])
+        out.append(loss)
+    return torch.stack(out)
+
+
+def local_train_all(model: "Adapted", clients: Sequence["Client"], starts: Sequence[Params], steps: int, lr: float,
+                    batch: int, gen: torch.Generator, prox: tuple[float, Params] | None = None, reg: bool = False,
+                    round_id: int = 0) -> list[Params]:
+    """`local_train` of every client at once (client-stacked parameters, one Adam over the stack: Adam is
+    elementwise, so this is each client's own Adam). Returns each client's parameters after E steps."""
+    keys = list(starts[0])
+    P = {k: torch.stack([s[k] for s in starts]).clone().requires_grad_(True) for k in keys}
+    opt = torch.optim.Adam(list(P.values()), lr=lr)
+    for _ in range(steps):
+        idx = [torch.randint(0, len(c.data), (batch,), generator=gen) for c in clients]
+        ids = torch.stack([c.ids[i] for c, i in zip(clients, idx)])
+        mask = torch.stack([c.mask[i] for c, i in zip(clients, idx)])
+        st = torch.stack([c.stages[i] for c, i in zip(clients, idx)])
+        losses = batched_loss(model, P, ids, mask, st, reg)
+        if prox is not None and prox[0] > 0:
+            mu, g = prox
+            losses = losses + 0.5 * mu * sum(((P[k] - g[k][None]) ** 2).flatten(1).sum(1) for k in keys)
+        bad = ~torch.isfinite(losses.detach())
+        if bool(bad.any()):
+            c = int(torch.nonzero(bad)[0, 0])
+            raise FloatingPointError(f"client {clients[c].cid}, round {round_id}: the local loss is "
+                                     f"{losses[c].detach().item()}")
+        opt.zero_grad(set_to_none=True)
+        losses.sum().backward()
+        opt.step()
+    return [{k: P[k][c].detach().clone() for k in keys} for c in range(len(clients))]
+
+
+def round_lr(cfg: dict, r: int) -> float:
+    """Cosine decay per round from lr to lr_min (config.py's schedule, our values)."""
+    R = cfg["rounds"]
+    return cfg["lr_min"] + 0.5 * (cfg["lr"] - cfg["lr_min"]) * (1 + math.cos(math.pi * r / max(R - 1, 1)))
+
+
+METHODS = {
+    # name: (vcl variant, strategy, regime)
+    "local-only": ("strict_chain", "local", "local"),
+    "FedAvg-single": (None, "fedavg", "fed"),
+    "FedProx-single": (None, "fedprox", "fed"),
+    "FedWave-VC": ("strict_chain", "fedavg", "fed"),
+    "VC+EMA": ("strict_chain", "ema", "fed"),
+    "centralized": ("strict_chain", "central", "central"),
+    "VC-affine": ("affine", "fedavg", "fed"),
+    "VC-IID": ("strict_chain", "fedavg", "fed-iid"),
+    "VC-position": ("strict_chain", "position", "fed"),
+}
+"""The training runs. FedWave-VC uses the paper's (commented-out) VCL with strict-chain masks and its
+regularisers; VC-affine is what the released forward runs (its losses zeroed)."""
+
+
+def make_strategy(name: str, cfg: dict) -> Strategy:
+    return {"fedavg": lambda: FedAvg(), "fedprox": lambda: FedProx(cfg["prox_mu"]), "ema": lambda: FedAvgEMA(cfg["ema_beta"]),
+            "position": lambda: PositionWeighted()}[name]()
+
+
+@dataclass
+class RunResult:
+    method: str
+    seed: int
+    model: Adapted
+    states: dict[int, Params]          # stage -> parameters to use for that stage (all equal except local-only)
+    curve: list[np.ndarray] = field(default_factory=list)     # per round: per-stage EM on the curve set
+    mismatch: list[float] = field(default_factory=list)
+
+
+def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
+               curve_fn: Callable[[Adapted, dict[int, Params]], np.ndarray] | None = None) -> RunResult:
+    """Train one method (METHODS) for cfg['rounds'] rounds x cfg['local_steps'] steps per client, data seeded by
+    ``seed`` (client k's data is the same for every method at a seed; IID re-deals the same pool)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
+    vcl, strat_name, regime = METHODS[method]
+    rng = np.random.default_rng(1000 + seed)
+    local = [stage_pairs_seeded for stage_pairs_seeded in _client_data(cfg, seed)]
+    if regime == "fed-iid":
+        pooled = PairSet.concat(local)
+        perm = np.random.default_rng(7000 + seed).permutation(len(pooled))
+        local = [pooled.subset(part) for part in np.array_split(perm, N_STAGES)]
+    torch.manual_seed(seed)
+    model = Adapted(base, cfg, vcl, seed=seed)
+    clients = [Client(k, d) for k, d in enumerate(local)]
+    reg = vcl is not None and vcl != "affine" and cfg["vcl_reg"]
+    init = model.get_params()
+    out = RunResult(method, seed, model, {k: init for k in range(N_STAGES)})
+    gen = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
+    E, B, R = cfg["local_steps"], cfg["batch"], cfg["rounds"]
+    if regime == "central":
+        pooled = Client(-1, PairSet.concat(local))
+        for r in range(R):
+            model.set_params(out.states[0])
+            local_train(model, pooled, E * N_STAGES, round_lr(cfg, r), B, gen, reg=reg, round_id=r)
+            p = model.get_params()
+            out.states = {k: p for k in range(N_STAGES)}
+            if curve_fn is not None:
+                out.curve.append(curve_fn(model, out.states))
+        return out
+    if regime == "local":
+        for r in range(R):
+            new = local_train_all(model, clients, [out.states[c.cid] for c in clients], E, round_lr(cfg, r), B, gen,
+                                  reg=reg, round_id=r)
+            out.states = {c.cid: p for c, p in zip(clients, new)}
+            if curve_fn is not None:
+                out.curve.append(curve_fn(model, out.states))
+        return out
+    strategy = make_strategy(strat_name, cfg)
+    strategy.initialize(init)
+    for r in range(R):
+        prox = (strategy.proximal_mu, strategy.global_params) if strategy.proximal_mu > 0 else None
+        new = local_train_all(model, clients, [strategy.global_params] * len(clients), E, round_lr(cfg, r), B, gen,
+                              prox=prox, reg=reg, round_id=r)
+        results = [(p, len(c.data)) for p, c in zip(new, clients)]
+        out.mismatch.append(lora_product_mismatch(results))
+        g = strategy.aggregate_fit(results, server_round=r + 1, num_rounds=R)
+        out.states = {k: g for k in range(N_STAGES)}
+        if curve_fn is not None:
+            out.curve.append(curve_fn(model, out.states))
+    model.set_params(out.states[0])
+    return out
+
+
+def _client_data(cfg: dict, seed: int) -> list[PairSet]:
+    from .data import client_datasets
+
+    return client_datasets(cfg["n_per_client"], np.random.default_rng(seed), mix_ratio=0.0)

@@ -1,0 +1,73 @@
+"""Time samplers of the one-step flow policies (brief §2.3; official code ``models/time_sampler.py``).
+
+Convention: ``x_t = t A + (1 - t) eps``, **t = 1 is data**.
+
+* `LASSampler` (Locally Anchored Sampling, FocalPolicy): ``t ~ U(0.01, 1)``; the MeanFlow "v0" logit-normal
+  sampler draws ``t~ = sigmoid(N(-0.6, 1.6^2))`` and ``r~' = sigmoid(N(-4.0, 1.6^2))``, keeps
+  ``r~ = min(t~, r~')`` with probability 0.75 (else ``r~ = t~``), and the released code **discards** its t
+  and sets ``r = 1 - r~``: the anchor r sits near the data end (median 0.968), independent of t.
+* `ConsistencySampler` (FlowPolicy / consistency-FM and the -LAS ablation): ``t ~ U(0.01, 1)``,
+  ``r = min(t + delta, 1)`` with ``delta = 0.01``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+T_MIN = 0.01
+
+
+def uniform_t(n: int, generator: torch.Generator | None = None, t_min: float = T_MIN) -> torch.Tensor:
+    """``t ~ U(t_min, 1)`` (the released code's ``torch.rand * (1 - 0.01) + 0.01``)."""
+    if not 0 < t_min < 1:
+        raise ValueError(f"t_min must lie in (0, 1), got {t_min}")
+    return torch.rand(n, generator=generator) * (1 - t_min) + t_min
+
+
+@dataclass(frozen=True)
+class LASSampler:
+    """Locally anchored (t, r) pairs: t uniform, r = 1 - r~ from the logit-normal "v0" sampler (brief §2.3)."""
+
+    P_mean_t: float = -0.6
+    P_mean_r: float = -4.0
+    P_std: float = 1.6
+    ratio: float = 0.75
+    t_min: float = T_MIN
+
+    def __post_init__(self):
+        if not 0 <= self.ratio <= 1:
+            raise ValueError(f"ratio must lie in [0, 1], got {self.ratio}")
+        if not self.P_std > 0:
+            raise ValueError(f"P_std must be > 0, got {self.P_std}")
+
+    def anchor(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+        """r = 1 - r~ (n draws)."""
+        t_tilde = torch.sigmoid(torch.randn(n, generator=generator) * self.P_std + self.P_mean_t)
+        r_prime = torch.sigmoid(torch.randn(n, generator=generator) * self.P_std + self.P_mean_r)
+        hi, lo = torch.maximum(t_tilde, r_prime), torch.minimum(t_tilde, r_prime)
+        keep_lo = torch.rand(n, generator=generator) < self.ratio
+        r_tilde = torch.where(keep_lo, lo, hi)
+        return 1.0 - r_tilde
+
+    def __call__(self, n: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(t, r): the sampler's own t is discarded, t ~ U(0.01, 1) independently of r."""
+        r = self.anchor(n, generator)
+        t = uniform_t(n, generator, self.t_min)
+        return t, r
+
+
+@dataclass(frozen=True)
+class ConsistencySampler:
+    """(t, min(t + delta, 1)) pairs of consistency flow matching (FlowPolicy)."""
+
+    delta: float = 0.01
+    t_min: float = T_MIN
+
+    def __post_init__(self):
+        if not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
+
+    def __call__(self, n: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        t = uniform_t(n, generator, self.t_min)
+        return t, torch.clamp(t + self.delta, max=1.0)

@@ -1,0 +1,304 @@
+"""Unit tests of icml26.fedwave (fast: tiny widths, a few steps)."""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml26 import fedwave as fw
+from icml26.fedwave import data as D
+from icml26.fedwave.federated import Adapted, Client, local_train
+from icml26.fedwave.router import Router
+
+CFG = dict(fw.PRESETS["smoke"], d=16, n_layers=1, n_heads=2, pretrain_steps=2, pretrain_samples=64, rounds=2,
+           local_steps=2, n_per_client=16)
+
+
+@pytest.fixture(scope="module")
+def base():
+    return fw.pretrain_base(CFG, seed=0)
+
+
+# ---------------------------------------------------------------- data
+def test_stage_maps_and_chain():
+    assert fw.stage_map(0, (3, 1, 2, 1)) == (1, 1, 2, 3)
+    assert fw.stage_map(1, (7, 8, 9, 0)) == (0, 1, 2, 3)
+    assert fw.stage_map(2, (1, 2, 3, 4)) == (4, 3, 2, 1)
+    assert fw.stage_map(3, (5, 5, 1, 2)) == (5, 1, 2, 3)   # checksum 13 -> 3 appended, repeated 5 dropped
+    assert fw.chain((3, 1, 2, 1))[-1] == fw.stage_map(3, (6, 5, 4, 4))
+    with pytest.raises(ValueError, match="stage id 4"):
+        fw.stage_map(4, (1, 2))
+
+
+def test_ceiling_equals_brute_force_enumeration():
+    assert D.router_ceiling((4,))["ceiling"] == pytest.approx(D.brute_force_ceiling(4), abs=1e-12)
+    c = D.router_ceiling()["ceiling"]
+    assert 0.25 < c < 1.0
+
+
+def test_clients_are_stage_local_and_iid_mixes():
+    rng = np.random.default_rng(0)
+    local = fw.client_datasets(20, rng)
+    assert [set(c.stages) for c in local] == [{0}, {1}, {2}, {3}]
+    for k, c in enumerate(local):
+        assert all(fw.stage_map(k, z) == y for z, y in zip(c.inputs, c.outputs))
+    mixed = fw.client_datasets(20, np.random.default_rng(0), mix_ratio=1.0)
+    assert all(len(set(c.stages)) > 1 for c in mixed)
+    with pytest.raises(ValueError, match="no data"):
+        D.stage_pairs(0, 0, rng)
+    with pytest.raises(ValueError, match="mix_ratio"):
+        fw.client_datasets(5, rng, mix_ratio=1.5)
+    with pytest.raises(ValueError, match="out of range"):
+        D.stage_pairs(4, 3, rng)
+
+
+def test_encode_masks_response_tokens_and_leakage_guard():
+    ids, mask = D.encode([(1, 2, 3, 4)], [(4, 3, 2, 1)])
+    assert ids[0, :11].tolist() == [D.BOS, 1, 2, 3, 4, D.SEP, 4, 3, 2, 1, D.EOS]
+    assert ids[0, 1:][mask[0]].tolist() == [4, 3, 2, 1, D.EOS]
+    D.check_no_stage_token(ids)
+    with pytest.raises(ValueError, match="stage token"):
+        D.check_no_stage_token(torch.tensor([[D.BOS, 1, D.VOCAB + 2]]))
+
+
+# ---------------------------------------------------------------- LoRA vs peft
+def test_lora_matches_peft_outputs_and_gradients(base):
+    peft = pytest.importorskip("peft")
+    ours = copy.deepcopy(base)
+    fw.add_lora(ours, 4, 8.0, seed=0)
+    g = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for m in ours.modules():
+            if isinstance(m, fw.LoRALinear):
+                m.lora_B.weight.copy_(0.1 * torch.randn(m.lora_B.weight.shape, generator=g))
+    theirs = peft.get_peft_model(copy.deepcopy(base), peft.LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0,
+                                                                     target_modules=list(fw.model.LORA_TARGETS)))
+    res = peft.set_peft_model_state_dict(theirs, fw.to_peft_state_dict(fw.lora_state(ours)))
+    assert not [k for k in res.unexpected_keys if "lora" in k]
+    ids, mask = D.encode([(1, 2, 3, 4), (5, 6, 7, 8, 9)], [(4, 3, 2, 1), (9, 8, 7, 6, 5)])
+    lo, lt = ours(ids), theirs(ids)
+    assert torch.allclose(lo, lt, atol=1e-6)
+    fw.model.lm_loss(lo, ids, mask).backward()
+    fw.model.lm_loss(lt, ids, mask).backward()
+    go = {k: p.grad for k, p in ours.named_parameters() if p.requires_grad}
+    gt = {k.replace("base_model.model.", "").replace(".default", "").replace(".base_layer", ".base"): p.grad
+          for k, p in theirs.named_parameters() if p.requires_grad}
+    assert set(go) == set(gt) and len(go) == 2 * len(fw.model.LORA_TARGETS) * len(base.blocks)
+    for k, v in go.items():
+        assert torch.allclose(v, gt[k], atol=1e-6), k
+
+
+def test_lora_init_and_bad_input():
+    lin = torch.nn.Linear(8, 6)
+    a, b = fw.LoRALinear(copy.deepcopy(lin), 2, 4.0, seed=1), fw.LoRALinear(copy.deepcopy(lin), 2, 4.0, seed=1)
+    assert torch.equal(a.lora_A.weight, b.lora_A.weight) and a.lora_B.weight.abs().sum() == 0
+    x = torch.randn(3, 8)
+    assert torch.allclose(a(x), lin(x))
+    with pytest.raises(ValueError, match="rank"):
+        fw.LoRALinear(lin, 0, 4.0)
+    with pytest.raises(ValueError, match="alpha"):
+        fw.LoRALinear(lin, 2, 0.0)
+
+
+# ---------------------------------------------------------------- aggregation
+def _params(seed, shapes={"a": (2, 3), "b": (4,)}):
+    g = torch.Generator().manual_seed(seed)
+    return {k: torch.randn(s, generator=g) for k, s in shapes.items()}
+
+
+def test_fedavg_is_the_nk_weighted_mean_and_ema_prox_bounds():
+    results = [(_params(i), n) for i, n in enumerate((3, 1, 6))]
+    agg = fw.FedAvg().aggregate_fit(results)
+    for k in ("a", "b"):
+        ref = np.average(np.stack([p[k].numpy() for p, _ in results]), axis=0, weights=[3, 1, 6])
+        np.testing.assert_allclose(agg[k].numpy(), ref, rtol=1e-6)
+    ema = fw.FedAvgEMA(0.9)
+    ema.initialize(_params(9))
+    out = ema.aggregate_fit(results)
+    torch.testing.assert_close(out["a"], 0.9 * _params(9)["a"] + 0.1 * agg["a"])
+    with pytest.raises(ValueError, match="beta"):
+        fw.FedAvgEMA(1.0)
+    with pytest.raises(ValueError, match="mu"):
+        fw.FedProx(-0.1)
+    with pytest.raises(ValueError, match="keys"):
+        fw.FedAvg().aggregate_fit([(_params(0), 1), ({"a": torch.zeros(2, 3)}, 1)])
+    with pytest.raises(ValueError, match="shape"):
+        fw.FedAvg().aggregate_fit([(_params(0), 1), ({"a": torch.zeros(3, 2), "b": torch.zeros(4)}, 1)])
+    with pytest.raises(ValueError, match="without data"):
+        fw.FedAvg().aggregate_fit([(_params(0), 0)])
+    w = fw.position_weights(4, 0.0)
+    assert w.sum() == pytest.approx(1) and np.all(np.diff(w) < 0)
+
+
+def test_lora_mismatch_identity():
+    g = torch.Generator().manual_seed(0)
+    res = [({"m.lora_A.weight": torch.randn(2, 5, generator=g), "m.lora_B.weight": torch.randn(4, 2, generator=g)}, 1)
+           for _ in range(4)]
+    assert fw.lora_product_mismatch(res) > 0
+    same = [(res[0][0], 1)] * 4
+    assert fw.lora_product_mismatch(same) == pytest.approx(0.0, abs=1e-7)
+
+
+def test_nan_loss_names_client_and_round(base):
+    model = Adapted(base, CFG, "strict_chain")
+    client = Client(2, D.stage_pairs(2, 8, np.random.default_rng(0)))
+    with torch.no_grad():
+        model.vcl.W_O.bias.fill_(float("nan"))
+    with pytest.raises(FloatingPointError, match="client 2, round 5"):
+        local_train(model, client, 1, 1e-3, 4, torch.Generator().manual_seed(0), round_id=5)
+
+
+def test_run_method_smoke(base):
+    res = fw.run_method("FedWave-VC", base, CFG, seed=1)
+    assert len(res.mismatch) == CFG["rounds"] and set(res.states) == {0, 1, 2, 3}
+    with pytest.raises(ValueError, match="unknown method"):
+        fw.run_method("FedNope", base, CFG, seed=1)
+
+
+# ---------------------------------------------------------------- VCL
+def test_vcl_masks_and_bad_stage():
+    m = fw.ChainVCL.stage_masks(4, "strict_chain")
+    assert m.tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    assert fw.ChainVCL.stage_masks(4, "relaxed_chain").tolist() == [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]]
+    v = fw.ChainVCL(16, 4)
+    h = torch.randn(2, 5, 16)
+    assert torch.allclose(v(h, torch.tensor([0, 3])), h + v.stage_emb[[0, 3]][:, None])   # W^O = 0 at init
+    with pytest.raises(ValueError, match="out of range"):
+        v(h, torch.tensor([0, 4]))
+    with pytest.raises(ValueError, match="K >= 2"):
+        fw.ChainVCL(16, 1)
+    regs = v.regularisers(h, torch.tensor([1, 2]))
+    assert set(regs) == {"position", "continuity", "consistency"} and all(torch.isfinite(r) for r in regs.values())
+
+
+def test_affine_vcl_is_a_constant_logit_shift(base):
+    v = fw.AffineVCL(base.d, 4)
+    with torch.no_grad():
+        v.W_O.weight.add_(0.3 * torch.randn(base.d, base.d))
+        v.stage_emb.normal_()
+    ids, _ = D.encode([(1, 2, 3, 4), (9, 9, 1, 0, 2)], [(1,), (2,)])
+    shift = fw.stage_logit_shift(base, v, ids, 0, 3)
+    assert (shift - shift[:1, :1]).abs().max() < 1e-5 and shift.abs().max() > 1e-2
+
+
+# ---------------------------------------------------------------- router
+def test_top_k_gates_renormalise_and_validate():
+    g = np.array([[0.1, 0.5, 0.3, 0.1]])
+    np.testing.assert_allclose(fw.top_k_gates(g, 2), [[0, 0.625, 0.375, 0]])
+    np.testing.assert_allclose(fw.top_k_gates(g, 1), [[0, 1, 0, 0]])
+    for k in (0, 5):
+        with pytest.raises(ValueError, match="top_k"):
+            fw.top_k_gates(g, k)
+    with pytest.raises(ValueError, match="NaN"):
+        fw.top_k_gates(np.array([[np.nan, 1, 0, 0]]), 1)
+    with pytest.raises(ValueError, match="K >= 2"):
+        Router(4, n_experts=1)
+
+
+def test_code_router_loss_pushes_own_gate_down():
+    torch.manual_seed(0)
+    r = Router(6)
+    f = torch.randn(32, 6)
+    g = r(f)
+    g.retain_grad()
+    fw.code_router_loss(g, torch.full((32,), 2.0), k=1).backward()
+    assert (g.grad[:, 1] > 0).all()       # descent lowers g_1: d(l g_k)/d g_k = l > 0 dominates
+    H = fw.double_softmax_entropy(np.random.default_rng(0).dirichlet(np.ones(4), 1000))
+    assert H.min() >= math.log(math.e + 3) - math.e / (math.e + 3) - 1e-12 and H.max() <= math.log(4) + 1e-12
+
+
+# ---------------------------------------------------------------- DPO
+def test_dpo_loss_closed_form_and_finite_differences():
+    pw, pl, rw, rl = (torch.tensor([v], dtype=torch.float64) for v in (-1.0, -2.5, -1.4, -2.0))
+    beta = 0.1
+    d = float((pw - rw) - (pl - rl))
+    assert float(fw.dpo_loss(pw, pl, rw, rl, beta)) == pytest.approx(math.log1p(math.exp(-beta * d)), rel=1e-12)
+    x = pw.clone().requires_grad_(True)
+    fw.dpo_loss(x, pl, rw, rl, beta).backward()
+    eps = 1e-6
+    fd = (float(fw.dpo_loss(pw + eps, pl, rw, rl, beta)) - float(fw.dpo_loss(pw - eps, pl, rw, rl, beta))) / (2 * eps)
+    assert float(x.grad) == pytest.approx(fd, rel=1e-6)
+    assert float(x.grad) == pytest.approx(-beta / (1 + math.exp(beta * d)), rel=1e-9)
+    with pytest.raises(ValueError, match="beta"):
+        fw.dpo_loss(pw, pl, rw, rl, 0.0)
+    with pytest.raises(ValueError, match="NaN"):
+        fw.dpo_loss(pw * float("nan"), pl, rw, rl, 0.1)
+
+
+def test_flip_labels_and_pairs(base):
+    model = Adapted(base, CFG, "strict_chain")
+    xs = [z for z in D.stage_pairs(0, 12, np.random.default_rng(0)).inputs]
+    gates = fw.top_k_gates(np.random.default_rng(1).dirichlet(np.ones(4), len(xs)), 2)
+    pairs = fw.make_pairs(model, xs, gates, seed=0)
+    assert all(w != l for w, l in zip(pairs.chosen, pairs.rejected))
+    flipped = fw.flip_labels(pairs, 0.0, 0)
+    assert flipped.chosen == pairs.rejected
+    assert fw.flip_labels(pairs, 1.0, 0).chosen == pairs.chosen
+    with pytest.raises(ValueError, match="q must be"):
+        fw.flip_labels(pairs, 1.2, 0)
+    if len(pairs):
+        pol, margins = fw.train_dpo(model, pairs, CFG, 0, steps=2)
+        assert len(margins) == 2 and all(math.isfinite(m) for m in margins)
+
+
+def test_decode_validates_gates(base):
+    model = Adapted(base, CFG, "strict_chain")
+    with pytest.raises(ValueError, match="sum to 1"):
+        fw.decode(model, [(1, 2, 3, 4)], np.array([[0.5, 0.2, 0, 0]]))
+    with pytest.raises(ValueError, match="shape"):
+        fw.decode(model, [(1, 2, 3, 4)], np.ones((2, 4)) / 4)
+    out = fw.decode(model, [(1, 2, 3, 4), (5, 6, 7, 8, 9)], fw.one_hot([0, 1]))
+    assert len(out) == 2
+
+
+def test_presets_have_the_same_keys():
+    keys = {s: set(p) for s, p in fw.PRESETS.items()}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+
+
+def test_batched_clients_equal_sequential_clients(base):
+    """`local_train_all`'s client-stacked forward equals each client's own forward (LoRA, affine and chain VCL)."""
+    from icml26.fedwave.federated import batched_loss
+    from icml26.fedwave.model import lm_loss
+    from icml26.fedwave.vcl import regulariser_loss
+
+    for vcl in (None, "affine", "strict_chain"):
+        m = Adapted(base, CFG, vcl)
+        g = torch.Generator().manual_seed(0)
+        starts = [{k: v + 0.05 * torch.randn(v.shape, generator=g) for k, v in m.get_params().items()} for _ in range(4)]
+        cl = [Client(k, D.stage_pairs(k, 8, np.random.default_rng(k))) for k in range(4)]
+        P = {k: torch.stack([s[k] for s in starts]) for k in starts[0]}
+        ids, mask, st = (torch.stack([getattr(c, a)[:6] for c in cl]) for a in ("ids", "mask", "stages"))
+        got = batched_loss(m, P, ids, mask, st, reg=vcl == "strict_chain")
+        for c in range(4):
+            m.set_params(starts[c])
+            h = m.hidden(ids[c])
+            ref = lm_loss(m.head(h, st[c]), ids[c], mask[c])
+            if vcl == "strict_chain":
+                ref = ref + regulariser_loss(m.vcl, h, st[c])
+            assert got[c].detach().item() == pytest.approx(ref.detach().item(), abs=1e-5), (vcl, c)
+
+
+def test_one_client_fedavg_is_local_training(base):
+    """Aggregation control: with a single client, R rounds of FedAvg (client trains from the global, server
+    averages) follow exactly the local-only trajectory (the same Adam restarts, batches and lr schedule), so
+    the federated runs' gap to local-only comes from averaging several clients, not from the server plumbing."""
+    from icml26.fedwave.federated import local_train_all, round_lr
+
+    model = Adapted(base, CFG, "strict_chain", seed=1)
+    client = Client(0, D.stage_pairs(0, 24, np.random.default_rng(3)))
+    init = model.get_params()
+    fed, loc = fw.FedAvg(), init
+    fed.initialize(init)
+    g_fed, g_loc = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    for r in range(3):
+        lr = round_lr(dict(CFG, rounds=3), r)
+        (p_fed,) = local_train_all(model, [client], [fed.global_params], 3, lr, 4, g_fed, reg=True, round_id=r)
+        fed.aggregate_fit([(p_fed, len(client.data))], server_round=r + 1, num_rounds=3)
+        (loc,) = local_train_all(model, [client], [loc], 3, lr, 4, g_loc, reg=True, round_id=r)
+    assert any(not torch.equal(loc[k], init[k]) for k in init)          # training moved the adapters
+    for k in init:
+        assert torch.equal(fed.global_params[k], loc[k]), k

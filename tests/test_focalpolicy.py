@@ -1,0 +1,275 @@
+"""Unit tests of icml26.focalpolicy (DCT, losses, samplers, policies, env, data, runner, metrics, peers)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.focalpolicy import (
+    PRESETS, ChunkedRunner, ChunkReach2D, ConsistencySampler, EnsembleChunkMLP, LASSampler, ReachConfig,
+    collect_demos, dct_matrix, dct_ortho, experiments, fco_loss, fixed_point_one_step_std, freq_loss, idct_ortho,
+    las_quantiles, make_chunks, make_policy, metrics, train_policy,
+)
+from icml26.focalpolicy.experiments import VARIANTS
+
+
+def _batch(B=8, T=12, Da=2, obs_dim=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return {"obs": torch.randn(B, 2, obs_dim, generator=g), "action": torch.randn(B, T, Da, generator=g)}
+
+
+# --------------------------------------------------------------------------- DCT and the FCO
+
+def test_dct_matches_torch_dct_and_scipy_float64():
+    torch_dct = pytest.importorskip("torch_dct")
+    import scipy.fft
+
+    x = torch.randn(16, 12, 4, dtype=torch.float64)
+    ours = dct_ortho(x)
+    theirs = torch_dct.dct(x.transpose(1, 2), norm="ortho").transpose(1, 2)
+    assert (ours - theirs).abs().max() < 1e-12
+    assert np.abs(ours.numpy() - scipy.fft.dct(x.numpy(), type=2, norm="ortho", axis=1)).max() < 1e-12
+    assert torch.allclose(idct_ortho(ours), x, atol=1e-12)
+
+
+@pytest.mark.parametrize("T", [4, 12, 13])
+def test_dct_matrix_is_orthogonal(T):
+    C = dct_matrix(T, dtype=torch.float64)
+    assert torch.allclose(C @ C.T, torch.eye(T, dtype=torch.float64), atol=1e-12)
+
+
+def test_freq_loss_is_the_full_horizon_sse_and_weight_ratio():
+    f, a = torch.randn(8, 12, 4, dtype=torch.float64), torch.randn(8, 12, 4, dtype=torch.float64)
+    assert torch.allclose(freq_loss(f, a), ((f - a) ** 2).sum((1, 2)).mean(), rtol=1e-12)
+    f = (a + 0.1).requires_grad_(True)
+    loss, parts = fco_loss(f, a.clone(), a, w_f=1e-4, n_action_steps=4)
+    loss.backward()
+    g = f.grad[0]
+    assert float(g[-1, 0] / (g[0, 0] - g[-1, 0])) == pytest.approx(1e-4 * 4 * 4, rel=1e-9)
+    assert set(parts) == {"time", "freq"}
+
+
+def test_focal_policy_loss_matches_fco_loss_for_one_member():
+    torch.manual_seed(0)
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp")
+    b = _batch()
+    p.fit_normalizers(b["obs"], b["action"])
+    loss, _ = p.compute_loss(b, torch.Generator().manual_seed(3))
+    # recompute by hand with the same draws
+    g = torch.Generator().manual_seed(3)
+    cond, a = p._prepare(b)
+    eps = torch.randn(a.shape, generator=g)
+    r = p.sampler.anchor(8, g)
+    t = torch.rand(8, generator=g) * 0.99 + 0.01
+    tt, rr = t[:, None, None], r[:, None, None]
+    xt, xr = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps
+    ft = xt + (1 - tt) * p.velocity(xt, t, cond)
+    fr = xr + (1 - rr) * p.velocity(xr, r, cond)
+    ref, _ = fco_loss(ft, fr.detach(), a, 1e-4, 4)
+    assert torch.allclose(loss, ref, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- samplers and theory
+
+def test_las_anchor_quantiles_and_independence_of_t():
+    q = las_quantiles(n=100_000)
+    for k, v in {0.05: 0.317, 0.25: 0.861, 0.5: 0.968, 0.75: 0.991, 0.95: 0.998}.items():
+        assert abs(q[k] - v) < 0.01
+    t, r = LASSampler()(20_000, torch.Generator().manual_seed(0))
+    assert float(t.min()) >= 0.01 and float(t.max()) <= 1 and float(r.min()) > 0 and float(r.max()) <= 1
+    assert abs(float(torch.corrcoef(torch.stack([t, r]))[0, 1])) < 0.03
+    t, r = ConsistencySampler(0.01)(1000, torch.Generator().manual_seed(0))
+    assert torch.allclose(r, torch.clamp(t + 0.01, max=1.0))
+
+
+def test_fixed_point_separates_las_from_small_delta():
+    assert fixed_point_one_step_std("LAS", iters=300, n=20_000) < 0.3
+    assert fixed_point_one_step_std(0.01, iters=300, n=20_000) > 0.8
+
+
+# --------------------------------------------------------------------------- policies and peers
+
+def test_fm10_sampler_and_path_match_flow_matching():
+    from flow_matching.path import AffineProbPath
+    from flow_matching.path.scheduler import CondOTScheduler
+    from flow_matching.solver import ODESolver
+
+    fm = make_policy(VARIANTS["FM-10"], 4, 2, "mlp").double()
+    cond = torch.randn(6, 8, dtype=torch.float64)
+    x0 = torch.randn(6, 12, 2, dtype=torch.float64)
+    ours = fm.sample_normalized(cond, x0)
+    solver = ODESolver(velocity_model=lambda x, t: fm.velocity(x, t.expand(x.shape[0]).to(x.dtype), cond))
+    theirs = solver.sample(x_init=x0, step_size=0.1, method="euler", time_grid=torch.tensor([0.0, 1.0], dtype=torch.float64))
+    assert (ours - theirs).abs().max() < 1e-6
+    a, e, t = torch.randn(6, 12, 2), torch.randn(6, 12, 2), torch.rand(6)
+    s = AffineProbPath(CondOTScheduler()).sample(x_0=e, x_1=a, t=t)
+    assert torch.allclose(t[:, None, None] * a + (1 - t[:, None, None]) * e, s.x_t, atol=1e-6)
+    assert torch.allclose(a - e, s.dx_t, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_variant_trains_and_predicts_the_executed_window(name):
+    spec = VARIANTS[name]
+    T, n = spec.get("horizon", 12), spec.get("n_action_steps", 4)
+    p = make_policy(spec, 4, 2, "mlp", {"hidden": (32,)})
+    b = _batch(T=T)
+    p.fit_normalizers(b["obs"], b["action"])
+    loss, parts = p.compute_loss(b, torch.Generator().manual_seed(0))
+    loss.backward()
+    assert torch.isfinite(loss) and "loss" in parts
+    out = p.predict_action(b["obs"], generator=torch.Generator().manual_seed(0))
+    assert out["action_pred"].shape == (8, T, 2)
+    assert torch.equal(out["action"], out["action_pred"][:, 1:1 + n])
+
+
+def test_one_step_estimate_boundary_and_unet_shapes():
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp")
+    x = torch.randn(3, 12, 2)
+    assert torch.equal(p.one_step_estimate(x, torch.ones(3), torch.randn(3, 8)), x)
+    for T, n in ((4, 3), (12, 4)):
+        u = make_policy(dict(kind="focal", horizon=T, n_action_steps=n), 39, 4, "unet", {"down_dims": (8, 16, 32), "groups": 4})
+        assert u.predict_action(torch.randn(2, 2, 39))["action_pred"].shape == (2, T, 4)
+
+
+def test_ensemble_members_equal_single_networks_and_train_independently():
+    torch.manual_seed(0)
+    e = EnsembleChunkMLP(3, 12, 2, 8, hidden=(16, 16))
+    x, t, c = torch.randn(6, 12, 2), torch.rand(6) * 99, torch.randn(6, 8)
+    y = e(x, t, c)
+    for s in range(3):
+        assert torch.allclose(e.member(s)(x[2 * s: 2 * s + 2], t[2 * s: 2 * s + 2], c[2 * s: 2 * s + 2]), y[2 * s: 2 * s + 2], atol=1e-6)
+    y[:2].sum().backward()          # member 0's output only touches member 0's parameters
+    for p in e.parameters():
+        if p.grad is not None and p.ndim >= 2 and p.shape[0] == 3:
+            assert p.grad[1:].abs().max() == 0
+
+
+def test_train_policy_is_deterministic_and_lowers_the_loss():
+    demos = collect_demos(6, "unimodal", seed=0)
+    data = make_chunks(demos, 12)
+
+    def run():
+        torch.manual_seed(0)
+        p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp", {"hidden": (32, 32), "members": 2})
+        return train_policy(p, data, 60, seed=0, batch_size=32, lr=3e-3, warmup=5)
+
+    a, b = run(), run()
+    assert a.losses == b.losses
+    assert np.mean(a.losses[-10:]) < np.mean(a.losses[:10])
+    assert a.policy.member(1).w_f.shape == (1,)
+
+
+# --------------------------------------------------------------------------- env, data, runner, metrics
+
+def test_env_passes_check_env_and_expert_solves_both_modes():
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(ChunkReach2D(), skip_render_check=True)
+    env = ChunkReach2D()
+    for mode in ("unimodal", "multimodal"):
+        demos = collect_demos(20, mode, seed=1)
+        for d in demos:
+            env.reset(options={"start": d["obs"][0, :2], "goal": d["obs"][0, 2:]})
+            for a in d["actions"]:
+                _, _, term, _, info = env.step(a)
+                if term:
+                    break
+            assert info["success"] and not info["collision"]
+        sides = [d["side"] for d in demos]
+        if mode == "unimodal":
+            assert all(s == (1 if d["obs"][0, 3] >= 0 else -1) for s, d in zip(sides, demos))
+        else:
+            assert 1 in sides and -1 in sides
+
+
+def test_make_chunks_alignment_and_padding():
+    obs = np.arange(11, dtype=float)[:, None].repeat(4, 1)
+    act = np.arange(10, dtype=float)[:, None].repeat(2, 1)
+    ds = make_chunks([{"obs": obs, "actions": act}], 12, 2, 4)
+    # first window starts one step before the demo (pad_before = 1), edge-padded
+    assert ds.obs[0, :, 0].tolist() == [0, 0] and ds.action[0, :3, 0].tolist() == [0, 0, 1]
+    # executed window index 1 follows the current observation
+    assert ds.action[1, 1, 0] == ds.obs[1, 1, 0]
+    with pytest.raises(ValueError, match="shorter than the horizon"):
+        make_chunks([{"obs": obs, "actions": act}], 12, 2, 4, pad=False)
+
+
+def test_runner_executes_the_window_and_metrics_behave():
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp", {"hidden": (16,)})
+    demos = collect_demos(3, "unimodal", seed=0)
+    data = make_chunks(demos, 12)
+    p.fit_normalizers(data.obs, data.action)
+    ro = ChunkedRunner(lambda: ChunkReach2D(), max_steps=30).run(p.eval(), [0, 1], generator=torch.Generator().manual_seed(0))
+    assert all(len(r.actions) <= 30 and r.observations.shape[1] == 4 for r in ro)
+    smooth = np.stack([np.linspace(0, 1, 40) ** 2, np.zeros(40)], 1)
+    assert metrics.boundary_jump_ratio([np.diff(smooth, axis=0)], 4) == pytest.approx(1.0, abs=0.05)
+    jb0, ji0 = metrics.boundary_and_interior_jumps(smooth, 4)
+    stepped = smooth + np.where(np.arange(40) % 4 == 0, 0.05, 0.0)[:, None]
+    jb1, ji1 = metrics.boundary_and_interior_jumps(stepped, 4)
+    assert jb1.mean() > jb0.mean() + 0.04
+    assert metrics.hf_energy_ratio([smooth]) < metrics.hf_energy_ratio([stepped])
+    assert metrics.side_switches(np.array([[-0.2, 0.2], [0.0, -0.2], [0.2, 0.2]])) == 2
+
+
+def test_metaworld_expert_solves_push_wall():
+    pytest.importorskip("metaworld")
+    from icml26.focalpolicy import metaworld_tasks as MW
+
+    d = MW.collect_demos("push-wall", 1, first_task=3)
+    assert d[0]["obs"].shape[1] == 39 and d[0]["actions"].shape[1] == 4 and len(d[0]["actions"]) < 200
+    env = MW.make_env("push-wall")
+    o1, _ = env.reset(seed=3)
+    assert np.allclose(o1, d[0]["obs"][0], atol=1e-6)    # the start state is a function of the task index alone
+    for _ in range(20):
+        env.step(env.action_space.sample())
+    env.reset(seed=7)
+    o2, _ = env.reset(seed=3)
+    assert np.array_equal(o1, o2)
+    with pytest.raises(ValueError, match="out of range"):
+        env.reset(seed=50)
+
+
+def test_presets_have_the_same_keys_at_every_scale():
+    keys = {s: set(p) - {"gpu"} for s, p in PRESETS.items()}
+    assert keys["smoke"] == keys["book"] == keys["full"]
+    for sub in ("reach", "metaworld"):
+        assert set(PRESETS["smoke"][sub]) == set(PRESETS["book"][sub]) == set(PRESETS["full"][sub])
+    for s in PRESETS.values():
+        experiments.training_groups(s["reach"]["unimodal"])
+
+
+# --------------------------------------------------------------------------- bad input
+
+def test_bad_inputs_raise_clear_errors():
+    from icml26.focalpolicy import metaworld_tasks as MW
+    from icml26.focalpolicy._checks import check_time
+
+    with pytest.raises(ValueError, match="n_obs_steps - 1 \\+ n_action_steps"):
+        make_policy(dict(kind="focal", horizon=4), 4, 2, "mlp")
+    with pytest.raises(ValueError, match="n_obs_steps"):
+        make_policy(dict(kind="focal"), 4, 2, "mlp", n_obs_steps=0)
+    with pytest.raises(ValueError, match="w_f"):
+        make_policy(dict(kind="focal", w_f=-1.0), 4, 2, "mlp")
+    with pytest.raises(ValueError, match="w_f"):
+        fco_loss(torch.zeros(2, 12, 2), torch.zeros(2, 12, 2), torch.zeros(2, 12, 2), -1e-4, 4)
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        check_time(torch.tensor([0.0, 0.5]))
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp").one_step_estimate(torch.zeros(1, 12, 2), torch.tensor([1.5]), torch.zeros(1, 8))
+    with pytest.raises(ValueError, match=r"\(B, T, D_a\)"):
+        dct_ortho(torch.zeros(12, 2))
+    with pytest.raises(ValueError, match="NaN"):
+        dct_ortho(torch.full((1, 12, 2), float("nan")))
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp")
+    with pytest.raises(ValueError, match="horizon 4, expected T = 12"):
+        p.compute_loss({"obs": torch.zeros(2, 2, 4), "action": torch.zeros(2, 4, 2)})
+    with pytest.raises(ValueError, match="NaN"):
+        p.compute_loss({"obs": torch.zeros(2, 2, 4), "action": torch.full((2, 12, 2), float("nan"))})
+    with pytest.raises(ValueError, match="valid tasks: push-wall"):
+        MW.make_env("door-open")
+    with pytest.raises(ValueError, match="covers the start"):
+        ReachConfig(obstacle_center=(-0.8, 0.0))
+    with pytest.raises(ValueError, match="covers the goal"):
+        ReachConfig(obstacle_center=(0.8, 0.1))
+    with pytest.raises(ValueError, match="unknown variant"):
+        experiments.training_groups(["nope"])
