@@ -5,6 +5,7 @@ import torch
 
 from icml26.mice_bench import analysis as an
 from icml26.mice_bench import cases, concepts, datacard, evaluators as ev, experiments as ex, generators as gen
+from icml26.mice_bench import pixel as px, readout as ro
 
 
 # ------------------------------------------------------------------ data card and cases
@@ -181,24 +182,89 @@ def test_interference_matrix_sign():
 
 
 # ------------------------------------------------------------------ generators
-def test_generator_shapes_and_validation():
+def test_readout_generator_shapes_and_validation():
     bank = concepts.reference_bank(32, 6)
     cs = cases.creation_cases(120, 6, seed=0)[:5]
-    model = gen.CompositionalGenerator(32, 8)
-    out = gen.generate(model, bank, cs)
-    assert out.shape == (5, 32, 32, 3) and 0 <= out.min() and out.max() <= 1
+    model = ro.ConceptReadoutGenerator(32, 8, 6)
+    out, (pd_, pt_) = ro.generate(model, bank, cs, samples=3, seed=0, return_probs=True)
+    assert out.shape == (5, 32, 32, 3) and out.dtype == np.float32 and 0 <= out.min() and out.max() <= 1
+    assert pd_.shape == (5, 7, 7) and pt_.shape == (5, 2, 2) and np.allclose(pd_.sum(-1), 1)
+    assert np.array_equal(out, ro.generate(model, bank, cs, samples=3, seed=0))          # seeded: deterministic
     es = cases.editing_cases(44, 6, seed=0)[:3]
     src = concepts.render_batch(np.stack([c.source for c in es]), 32)
-    assert gen.generate(model, bank, es, sources=src).shape == (3, 32, 32, 3)
+    assert ro.generate(model, bank, es, sources=src).shape == (3, 32, 32, 3)
     with pytest.raises(ValueError):
-        gen.CompositionalGenerator(32, 0)
+        ro.ConceptReadoutGenerator(32, 0, 6)
     with pytest.raises(ValueError):
-        gen.CompositionalGenerator(32, 8, aggregator="max")
+        ro.ConceptReadoutGenerator(32, 8, 6, aggregator="max")
+    with pytest.raises(ValueError):
+        ro.ConceptReadoutGenerator(32, 8, 1)
+    with pytest.raises(ValueError, match="samples"):
+        ro.sample_configs((pd_, pt_), 6, 0, 0)
     with torch.no_grad():
         for p in model.parameters():
             p.fill_(float("nan"))
     with pytest.raises(ValueError, match="NaN"):
-        gen.generate(model, bank, cs)
+        ro.generate(model, bank, cs)
+
+
+def test_readout_sampling_and_rendering():
+    V = 6
+    cs = cases.creation_cases(120, V, seed=0)[:4]
+    gt = np.stack([c.config for c in cs])
+    yd, yt = ro.config_labels(gt, V)
+    # a certain q samples the ground truth: the output is exactly the oracle render
+    q = (np.eye(V + 1)[yd.numpy()], np.eye(2)[yt.numpy()])
+    conf = ro.sample_configs(q, V, samples=5, seed=1)
+    assert conf.shape == (4, 5, 9) and (conf == gt[:, None]).all()
+    assert np.array_equal(ro.argmax_configs(q, V), gt)
+    assert np.allclose(ro.render_mean(conf, 32), concepts.render_batch(gt, 32), atol=1e-6)
+    assert ro.head_accuracy(q, cs, V) == {"referenced": 1.0, "all": 1.0}
+    # an uncertain q: the sample frequencies follow q, and the output is the mean of its renders
+    q2 = (np.full((1, 7, V + 1), 1 / (V + 1)), np.full((1, 2, 2), 0.5))
+    many = ro.sample_configs(q2, V, samples=4000, seed=0)
+    freq = np.mean(many[0, :, 0] == -1)
+    assert abs(freq - 1 / (V + 1)) < 0.02
+    few = ro.sample_configs(q2, V, samples=3, seed=0)
+    mean = ro.render_mean(few, 32)[0]
+    assert np.allclose(mean, np.mean([concepts.render(c, 32) for c in few[0]], 0), atol=1e-6)
+
+
+def test_readout_training_learns_the_references():
+    torch.set_num_threads(1)
+    V = 6
+    cfgs = ex.random_configs(400, V, np.random.default_rng(0))
+    tr_e = cases.editing_cases(44, V, seed=1)
+    src = concepts.render_batch(np.stack([c.source for c in tr_e]), 32)
+    bank = concepts.reference_bank(32, V)
+    torch.manual_seed(0)
+    model = ro.ConceptReadoutGenerator(32, 64, V)
+    train_c = [ex.config_case(c) for c in cfgs]
+    losses = ro.train_readout(model, bank, (train_c, None), (tr_e, src), steps=60, batch=16, lr=3e-3, seed=0)
+    assert np.mean(losses[-5:]) < 0.8 * np.mean(losses[:5])
+    acc = ro.head_accuracy(ro.predict_probs(model, bank, train_c[:200]), train_c[:200], V)
+    assert acc["referenced"] > 2 / V                  # well above chance after 60 steps
+
+
+def test_pixel_decoder_shapes_and_training():
+    torch.set_num_threads(1)
+    bank = concepts.reference_bank(32, 6)
+    cs = cases.creation_cases(120, 6, seed=0)[:5]
+    model = px.PixelDecoderGenerator(32, 8)
+    out = px.generate_pixel(model, bank, cs)
+    assert out.shape == (5, 32, 32, 3) and 0 <= out.min() and out.max() <= 1
+    with pytest.raises(ValueError):
+        px.PixelDecoderGenerator(30, 8)
+    cfgs = ex.random_configs(64, 6, np.random.default_rng(0))
+    imgs = concepts.render_batch(cfgs, 32)
+    tr_e = cases.editing_cases(44, 6, seed=1)
+    src = concepts.render_batch(np.stack([c.source for c in tr_e]), 32)
+    tgt = concepts.render_batch(np.stack([c.config for c in tr_e]), 32)
+    torch.manual_seed(0)
+    losses = px.train_pixel(model, bank, ([ex.config_case(c) for c in cfgs], imgs), (tr_e, src, tgt), steps=25,
+                            batch=16, lr=3e-3, seed=0)
+    assert np.mean(losses[-5:]) < np.mean(losses[:5])
+    assert px.generate_pixel(model, bank, tr_e[:3], sources=src[:3]).shape == (3, 32, 32, 3)
 
 
 def test_baselines():
@@ -210,21 +276,6 @@ def test_baselines():
     assert np.allclose(bl[0], bank[cs[0].dims[0], cs[0].values[0]] / 2 + bank[cs[0].dims[1], cs[0].values[1]] / 2, atol=1e-6)
     with pytest.raises(ValueError, match="unknown baseline"):
         gen.baseline_outputs("copy", bank, cs, 32, 6, 0)
-
-
-def test_training_reduces_loss():
-    torch.set_num_threads(1)
-    rng = np.random.default_rng(0)
-    cfgs = ex.random_configs(64, 6, rng)
-    imgs = concepts.render_batch(cfgs, 32)
-    tr_e = cases.editing_cases(44, 6, seed=1)
-    src = concepts.render_batch(np.stack([c.source for c in tr_e]), 32)
-    tgt = concepts.render_batch(np.stack([c.config for c in tr_e]), 32)
-    torch.manual_seed(0)
-    model = gen.CompositionalGenerator(32, 8)
-    losses = gen.train_generator(model, concepts.reference_bank(32, 6), ([ex.config_case(c) for c in cfgs], imgs),
-                                 (tr_e, src, tgt), steps=25, batch=16, lr=3e-3, seed=0)
-    assert np.mean(losses[-5:]) < np.mean(losses[:5])
 
 
 def test_batched_pr_checks_match_per_image_references():

@@ -14,7 +14,9 @@ import torch
 from . import evaluators as ev
 from .cases import Case, creation_cases, editing_cases
 from .concepts import DEFAULT, N_DIMS, check_space, reference_bank, render, render_batch
-from .generators import CompositionalGenerator, baseline_outputs, generate, train_generator
+from .generators import baseline_outputs
+from .pixel import PixelDecoderGenerator, generate_pixel, train_pixel
+from .readout import ConceptReadoutGenerator, generate, head_accuracy, train_readout
 
 BASELINES = ("oracle", "blend", "collage", "dominant", "random")
 
@@ -149,15 +151,31 @@ def learned_specs(cfg) -> list[tuple[str, int, int]]:
 
 
 def run_learned(space: Space, cfg, name: str, m: int, max_k: int, seed: int):
-    """Train one learned generator (one seed) and return (creation outputs, editing outputs, losses)."""
+    """Train one concept-readout generator (one seed); returns (creation outputs, editing outputs, losses,
+    model, held-out head accuracy on the evaluation cases: creation and editing, see `readout.head_accuracy`)."""
     torch.manual_seed(1000 * seed + m + max_k)
-    model = CompositionalGenerator(space.size, m, aggregator=cfg["aggregator"])
-    losses = train_generator(model, space.bank, space.train_create, space.train_edit, steps=int(cfg["steps"]),
-                             batch=int(cfg["batch"]), lr=float(cfg["lr"]), seed=seed, max_k=max_k,
-                             edit_fraction=float(cfg["edit_fraction"]))
-    out_c = generate(model, space.bank, space.create)
-    out_e = generate(model, space.bank, space.edit, sources=space.edit_src)
-    return out_c, out_e, losses, model
+    model = ConceptReadoutGenerator(space.size, m, space.V, width=int(cfg["width"]), hidden=int(cfg["hidden"]),
+                                    aggregator=cfg["aggregator"])
+    losses = train_readout(model, space.bank, space.train_create, space.train_edit, steps=int(cfg["steps"]),
+                           batch=int(cfg["batch"]), lr=float(cfg["lr"]), seed=seed, max_k=max_k,
+                           edit_fraction=float(cfg["edit_fraction"]))
+    S = int(cfg["samples"])
+    out_c, q_c = generate(model, space.bank, space.create, samples=S, seed=seed, return_probs=True)
+    out_e, q_e = generate(model, space.bank, space.edit, sources=space.edit_src, samples=S, seed=seed + 1,
+                          return_probs=True)
+    acc = {"create": head_accuracy(q_c, space.create, space.V), "edit": head_accuracy(q_e, space.edit, space.V)}
+    return out_c, out_e, losses, model, acc
+
+
+def run_pixel(space: Space, cfg, m: int, seed: int):
+    """Train the pixel decoder (the negative result) with the readout generators' budget (steps, batch, lr);
+    returns (creation outputs, losses)."""
+    torch.manual_seed(1000 * seed + m)
+    model = PixelDecoderGenerator(space.size, m, aggregator=cfg["aggregator"])
+    losses = train_pixel(model, space.bank, space.train_create, space.train_edit, steps=int(cfg["pixel_steps"]),
+                         batch=int(cfg["batch"]), lr=float(cfg["pixel_lr"]), seed=seed,
+                         edit_fraction=float(cfg["edit_fraction"]))
+    return generate_pixel(model, space.bank, space.create), losses
 
 
 def run_baselines(space: Space, seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
