@@ -36,9 +36,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(_COMMON, V=6, n_renders=2000, n_test=400, clf_epochs=3, n_train_edit=400,
                   capacities=(8, 128), k3_variant=False, steps=150, pixel_steps=40, seeds=(0,), n_create=120,
                   n_edit=44),
-    # book: estimated ~290 s (not measured in this revision): judge ~70 s and baselines ~12 s (measured
-    # before), 12 readout generators x 600 steps at ~19 ms (137 s), their S = 4 renders per case (~30 s,
-    # fewer with the render cache), the pixel decoder 600 steps at ~30 ms (18 s), scoring ~20 s
+    # book: estimated 260-320 s, not measured in this revision: judge ~70 s and baselines ~12 s (measured
+    # before), 12 readout generators x 600 steps at 16-19 ms per step (measured on dev runs at these sizes:
+    # V = 8, batch 32; 115-137 s), their S = 4 renders per case (900 cases x 4 x 1.3 ms = 4.7 s per generator
+    # without the render cache's hits, up to 56 s), the pixel decoder 600 steps at ~30 ms (18 s), scoring ~20 s
     "book": dict(_COMMON, V=8, n_renders=6000, n_test=1000, clf_epochs=5, n_train_edit=2000,
                  capacities=(8, 32, 128), k3_variant=True, steps=600, pixel_steps=600, seeds=(0, 1, 2),
                  n_create=600, n_edit=300),
