@@ -1,0 +1,190 @@
+"""The chapter's experiment driver: build MICE-mini, freeze the evaluators, train the generators, score.
+
+Order matters (pitfall "evaluator leakage"): the concept CNN and the PR/IAA/IQA calibration see oracle
+renders only and are frozen before any generator is trained.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from . import evaluators as ev
+from .cases import Case, creation_cases, editing_cases
+from .concepts import DEFAULT, N_DIMS, check_space, reference_bank, render, render_batch
+from .generators import baseline_outputs
+from .pixel import PixelDecoderGenerator, generate_pixel, train_pixel
+from .readout import ConceptReadoutGenerator, generate, head_accuracy, train_readout
+
+BASELINES = ("oracle", "blend", "collage", "dominant", "random")
+
+
+def random_configs(n: int, V: int, rng: np.random.Generator, k_max: int = N_DIMS) -> np.ndarray:
+    """Random configurations: k ~ U{1..k_max} referenced dimensions (the rest default), random values and text."""
+    cfg = np.full((n, N_DIMS + 2), DEFAULT)
+    for i in range(n):
+        k = int(rng.integers(1, k_max + 1))
+        dims = rng.choice(N_DIMS, size=k, replace=False)
+        cfg[i, dims] = rng.integers(0, V, size=k)
+    cfg[:, N_DIMS:] = rng.integers(0, 2, size=(n, 2))
+    return cfg
+
+
+def config_case(cfg: np.ndarray) -> Case:
+    dims = tuple(int(d) for d in np.flatnonzero(cfg[:N_DIMS] != DEFAULT))
+    return Case({}, dims, tuple(int(cfg[d]) for d in dims), cfg.copy(), text=(int(cfg[-2]), int(cfg[-1])))
+
+
+def edit_mask(src_img: np.ndarray, tgt_img: np.ndarray) -> np.ndarray:
+    """The exact ground-truth edit region: pixels where source and target renders differ, dilated by the SSIM
+    window radius (5 px), so that every SSIM window outside it sees unedited pixels only."""
+    from scipy import ndimage
+
+    m = np.abs(src_img - tgt_img).max(-1) > 1e-6
+    return ndimage.binary_dilation(m, iterations=5) if m.any() else m
+
+
+@dataclass
+class Space:
+    size: int
+    V: int
+    bank: np.ndarray
+    classifier: ev.ConceptClassifier
+    calibration: ev.Calibration
+    classifier_accuracy: float
+    train_create: tuple
+    train_edit: tuple
+    create: list
+    create_gt: np.ndarray
+    edit: list
+    edit_src: np.ndarray
+    edit_gt: np.ndarray
+    edit_masks: np.ndarray
+    edit_local: np.ndarray
+    extra: dict = field(default_factory=dict)
+
+
+def build_space(cfg, seed: int = 0, progress=None) -> Space:
+    """Render the banks, train and freeze the concept CNN, calibrate PR/IAA/IQA, make the eval cases."""
+    size, V = int(cfg["size"]), int(cfg["V"])
+    check_space(size, V)
+    rng = np.random.default_rng(seed)
+    bank = reference_bank(size, V)
+    configs = random_configs(int(cfg["n_renders"]), V, rng)
+    images = render_batch(configs, size)
+    test_cfg = random_configs(int(cfg["n_test"]), V, rng)
+    test_img = render_batch(test_cfg, size)
+    clf = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed, progress=progress)
+    acc = ev.accuracy(ev.predict(clf, test_img), test_cfg)
+    cal = ev.calibrate(test_img, seed=seed)
+    # generator training data: the same oracle renders (targets), and editing pairs
+    train_create = ([config_case(c) for c in configs], images)
+    tr_edit = editing_cases(int(cfg["n_train_edit"]), V, seed + 101)
+    train_edit = (tr_edit, render_batch(np.stack([c.source for c in tr_edit]), size),
+                  render_batch(np.stack([c.config for c in tr_edit]), size))
+    create = creation_cases(int(cfg["n_create"]), V, seed + 202)
+    create_gt = render_batch(np.stack([c.config for c in create]), size)
+    edit = editing_cases(int(cfg["n_edit"]), V, seed + 303)
+    edit_src = render_batch(np.stack([c.source for c in edit]), size)
+    edit_gt = render_batch(np.stack([c.config for c in edit]), size)
+    masks = np.stack([edit_mask(s, t) for s, t in zip(edit_src, edit_gt)])
+    frac = masks.reshape(len(masks), -1).mean(1)
+    local = np.array([not c.extra["global"] for c in edit]) & (frac > 0) & (frac < 1)
+    return Space(size, V, bank, clf, cal, acc, train_create, train_edit, create, create_gt, edit, edit_src, edit_gt,
+                 masks, local, extra={"test_cfg": test_cfg, "test_img": test_img})
+
+
+def score_creation(space: Space, outputs: np.ndarray) -> pd.DataFrame:
+    """Per-case creation scores: CC, PF, PR (+ parts), IAA, IQA, IS and the per-concept verdicts."""
+    outputs = ev.check_images(outputs, space.size, "outputs")
+    pred = ev.predict(space.classifier, outputs)
+    parts = ev.pr_parts(outputs, space.create_gt, space.calibration)
+    answers = ev.concept_answers(pred, space.create)
+    return pd.DataFrame({
+        "case": np.arange(len(space.create)),
+        "k": [c.k for c in space.create],
+        "combination": [c.record["combination"] for c in space.create],
+        "subclass": [str(c.values) for c in space.create],
+        "CC": [ev.cc_official(a) for a in answers],
+        "PF": ev.pf_scores(pred, space.create),
+        "PR": 10.0 * np.cbrt(parts["artefact"] * parts["ghosting"] * parts["manifold"]),
+        "PR_artefact": parts["artefact"], "PR_ghosting": parts["ghosting"], "PR_manifold": parts["manifold"],
+        "IAA": ev.aesthetics_scores(outputs, space.calibration),
+        "IQA": ev.quality_scores(outputs, space.calibration),
+        "IS": ev.structure_scores(outputs, space.create_gt),
+        "verdicts": [tuple(a == "yes" for a in ans) for ans in answers],
+        "dims": [c.dims for c in space.create],
+    })
+
+
+def score_editing(space: Space, outputs: np.ndarray) -> pd.DataFrame:
+    """Per-case editing scores: CC, IF, PR, NERC (local edits only; NaN for global ones), IAA, IQA."""
+    outputs = ev.check_images(outputs, space.size, "outputs")
+    pred = ev.predict(space.classifier, outputs)
+    nerc = np.full(len(outputs), np.nan)
+    loc = np.flatnonzero(space.edit_local)
+    if len(loc):
+        nerc[loc] = ev.nerc_scores(outputs[loc], space.edit_src[loc], space.edit_masks[loc])
+    return pd.DataFrame({
+        "case": np.arange(len(space.edit)),
+        "category": [c.category for c in space.edit],
+        "subtask": [f"{c.category}/{c.extra['subtask']}" for c in space.edit],
+        "k": [c.k for c in space.edit],
+        "CC": ev.cc_scores(pred, space.edit),
+        "IF": ev.if_scores(pred, space.edit),
+        "PR": ev.pr_scores(outputs, space.edit_gt, space.calibration),
+        "NERC": nerc,
+        "IAA": ev.aesthetics_scores(outputs, space.calibration),
+        "IQA": ev.quality_scores(outputs, space.calibration),
+    })
+
+
+def learned_specs(cfg) -> list[tuple[str, int, int]]:
+    """(name, m, max_k) of the learned generators: one per capacity, plus the k <= 3 variant at the largest m."""
+    specs = [(f"G{m}", int(m), N_DIMS) for m in cfg["capacities"]]
+    if cfg["k3_variant"]:
+        m = max(cfg["capacities"])
+        specs.append((f"G{m}-k<=3", m, 3))
+    return specs
+
+
+def run_learned(space: Space, cfg, name: str, m: int, max_k: int, seed: int):
+    """Train one concept-readout generator (one seed); returns (creation outputs, editing outputs, losses,
+    model, held-out head accuracy on the evaluation cases: creation and editing, see `readout.head_accuracy`)."""
+    torch.manual_seed(1000 * seed + m + max_k)
+    model = ConceptReadoutGenerator(space.size, m, space.V, width=int(cfg["width"]), hidden=int(cfg["hidden"]),
+                                    aggregator=cfg["aggregator"])
+    losses = train_readout(model, space.bank, space.train_create, space.train_edit, steps=int(cfg["steps"]),
+                           batch=int(cfg["batch"]), lr=float(cfg["lr"]), seed=seed, max_k=max_k,
+                           edit_fraction=float(cfg["edit_fraction"]))
+    S = int(cfg["samples"])
+    out_c, q_c = generate(model, space.bank, space.create, samples=S, seed=seed, return_probs=True)
+    out_e, q_e = generate(model, space.bank, space.edit, sources=space.edit_src, samples=S, seed=seed + 1,
+                          return_probs=True)
+    acc = {"create": head_accuracy(q_c, space.create, space.V), "edit": head_accuracy(q_e, space.edit, space.V)}
+    return out_c, out_e, losses, model, acc
+
+
+def run_pixel(space: Space, cfg, m: int, seed: int):
+    """Train the pixel decoder (the negative result) with the readout generators' budget (steps, batch, lr);
+    returns (creation outputs, losses)."""
+    torch.manual_seed(1000 * seed + m)
+    model = PixelDecoderGenerator(space.size, m, aggregator=cfg["aggregator"])
+    losses = train_pixel(model, space.bank, space.train_create, space.train_edit, steps=int(cfg["pixel_steps"]),
+                         batch=int(cfg["batch"]), lr=float(cfg["pixel_lr"]), seed=seed,
+                         edit_fraction=float(cfg["edit_fraction"]))
+    return generate_pixel(model, space.bank, space.create), losses
+
+
+def run_baselines(space: Space, seed: int = 0) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    out = {}
+    for name in BASELINES:
+        c = baseline_outputs(name, space.bank, space.create, space.size, space.V, seed)
+        if name == "oracle":
+            e = space.edit_gt.copy()
+        else:
+            e = baseline_outputs(name, space.bank, space.edit, space.size, space.V, seed, sources=space.edit_src)
+        out[name] = (c, e)
+    return out
