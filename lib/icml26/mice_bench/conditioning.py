@@ -128,3 +128,21 @@ def batch_indices(train_create, train_edit, max_k: int, batch: int, edit_fractio
     ek = torch.tensor([i for i, c in enumerate(train_edit[0]) if c.k <= max_k])
     n_create = batch - max(1, int(round(batch * edit_fraction)))
     return keep, ek, n_create
+
+
+def fit(model: nn.Module, batch_loss, steps: int, lr: float, progress=None) -> list[float]:
+    """Adam with a cosine schedule over ``steps``; each step minimises ``batch_loss()``, which draws its own
+    batch. Returns the loss per step."""
+    if steps < 1:
+        raise ValueError(f"steps >= 1 required, got {steps}")
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    losses = []
+    for _ in (progress(range(steps)) if progress is not None else range(steps)):
+        loss = batch_loss()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+    return losses

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from .concepts import N_DIMS
-from .conditioning import Conditioner, bank_tensor, batch_indices, image_tensor, pack
+from .conditioning import Conditioner, bank_tensor, batch_indices, fit, image_tensor, pack
 
 
 class PixelDecoderGenerator(nn.Module):
@@ -52,30 +52,22 @@ def train_pixel(model: PixelDecoderGenerator, bank: np.ndarray, train_create, tr
                 lr: float, seed: int, max_k: int = N_DIMS, edit_fraction: float = 0.25, progress=None) -> list[float]:
     """L2 + 0.1 x L1 on Sobel edges against oracle renders. ``train_create``: (cases, targets (N, S, S, 3));
     ``train_edit``: (cases, sources, targets). Adam, cosine schedule. Returns the loss per step."""
-    if steps < 1:
-        raise ValueError(f"steps >= 1 required, got {steps}")
     g = torch.Generator().manual_seed(seed)
     bank_t = bank_tensor(bank)
     cc, ct_t = train_create[0], image_tensor(train_create[1])
     ec, es_t, et_t = train_edit[0], image_tensor(train_edit[1]), image_tensor(train_edit[2])
     keep, ek, n_create = batch_indices(train_create, train_edit, max_k, batch, edit_fraction)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    losses = []
-    for _ in (progress(range(steps)) if progress is not None else range(steps)):
+
+    def batch_loss():
         i = keep[torch.randint(len(keep), (n_create,), generator=g)]
         j = ek[torch.randint(len(ek), (batch - n_create,), generator=g)]
         enc = model.cond.encode_bank(bank_t)
         y1 = model(bank_t, *pack([cc[x] for x in i.tolist()]), encoded=enc)
         y2 = model(bank_t, *pack([ec[x] for x in j.tolist()]), source=es_t[j], encoded=enc)
         y, tgt = torch.cat([y1, y2]), torch.cat([ct_t[i], et_t[j]])
-        loss = ((y - tgt) ** 2).mean() + 0.1 * _edge_l1(y, tgt)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    return losses
+        return ((y - tgt) ** 2).mean() + 0.1 * _edge_l1(y, tgt)
+
+    return fit(model, batch_loss, steps, lr, progress)
 
 
 @torch.no_grad()

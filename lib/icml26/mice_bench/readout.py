@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from .concepts import DEFAULT, N_DIMS, render
-from .conditioning import Conditioner, bank_tensor, batch_indices, image_tensor, pack
+from .conditioning import Conditioner, bank_tensor, batch_indices, fit, image_tensor, pack
 
 N_TEXT = 2
 
@@ -81,31 +81,23 @@ def train_readout(model: ConceptReadoutGenerator, bank: np.ndarray, train_create
     ``train_create``: (cases, ...) whose ``config`` is the target; ``train_edit``: (cases, sources (N, S, S, 3),
     ...). No image target and no judge: the loss sees configurations only. Returns the loss per step.
     """
-    if steps < 1:
-        raise ValueError(f"steps >= 1 required, got {steps}")
     g = torch.Generator().manual_seed(seed)
     bank_t = bank_tensor(bank)
     cc, ec, es = train_create[0], train_edit[0], image_tensor(train_edit[1])
     keep, ek, n_create = batch_indices(train_create, train_edit, max_k, batch, edit_fraction)
     lab_c = config_labels(np.stack([c.config for c in cc]), model.V)
     lab_e = config_labels(np.stack([c.config for c in ec]), model.V)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
-    losses = []
     model.train()
-    for _ in (progress(range(steps)) if progress is not None else range(steps)):
+
+    def batch_loss():
         i = keep[torch.randint(len(keep), (n_create,), generator=g)]
         j = ek[torch.randint(len(ek), (batch - n_create,), generator=g)]
         enc = model.cond.encode_bank(bank_t)
-        loss = (_loss(model, bank_t, enc, [cc[x] for x in i.tolist()], (lab_c[0][i], lab_c[1][i])) * n_create +
+        return (_loss(model, bank_t, enc, [cc[x] for x in i.tolist()], (lab_c[0][i], lab_c[1][i])) * n_create +
                 _loss(model, bank_t, enc, [ec[x] for x in j.tolist()], (lab_e[0][j], lab_e[1][j]), source=es[j])
                 * (batch - n_create)) / batch
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(float(loss.detach()))
-    return losses
+
+    return fit(model, batch_loss, steps, lr, progress)
 
 
 @torch.no_grad()
