@@ -111,5 +111,11 @@ class LivePanels(pytest.Item):
         assert claims_table(results, slug) == claims_table(smoke_results(self.config._tmp_path_factory), slug), \
             f"{slug}: the claims table changed with the thread count ({NBVAL_THREADS} live vs {BATCH_THREADS} in batch)"
 
+    def repr_failure(self, excinfo):
+        """The assertion's message, without pytest's and pluggy's frames."""
+        if isinstance(excinfo.value, AssertionError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
     def reportinfo(self):
         return self.path, 0, f"{self.parent.name}::{self.name}"
