@@ -30,6 +30,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 
 TESTS = Path(__file__).resolve().parent / "tests"
+sys.path.insert(0, str(TESTS))  # live_kernel and smoke_runs, for the nbval items below
 NBVAL_THREADS = 1
 
 
@@ -45,7 +46,6 @@ def pytest_runtest_setup(item):
     if not _is_nbval_file(nbfile) or getattr(nbfile, "kernel", None) is not None:
         yield
         return
-    sys.path.insert(0, str(TESTS))
     from live_kernel import live_kernel_env
 
     saved = dict(os.environ)
@@ -91,7 +91,6 @@ class LivePanels(pytest.Item):
     kernel, where the chapter ran as in Jupyter), and the claims table equals the batch run's."""
 
     def runtest(self):
-        sys.path.insert(0, str(TESTS))
         from live_kernel import DRIVER, describe, live_problems, parse_report
         from smoke_runs import BATCH_THREADS, claims_table, smoke_results, smoke_run
 
