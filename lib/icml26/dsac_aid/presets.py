@@ -4,7 +4,7 @@ Measured wall times on 2 shared CPU cores are noted beside each preset.
 
 `full` on the CPU runs the toy grid for 10k env steps: at 20k (commit d8eabf9) the toy grid alone took 3936 s and the
 whole chapter 4210 s, over the 45-min budget. Its ``"gpu"`` variant keeps the 20k toy grid and adds Hopper-v5. The
-models stay on the CPU even there (the agents are not moved to CUDA yet), so that variant is a longer run on a GPU
+models stay on the CPU even there (this chapter's agents are not moved to CUDA yet), so that variant is a longer run on a GPU
 machine's cores, not a faster one.
 """
 from __future__ import annotations

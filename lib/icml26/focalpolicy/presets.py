@@ -41,8 +41,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # Sized from one measured unit each (one torch thread, under the shared lock): a 6k-step FocalPolicy ensemble
     # of 3 seeds 51 s, FM-10 31 s; one MetaWorld task (5 methods x 2k steps, 26 demos, 20 rollouts) 118 s.
     # Estimate ~27 min. Width 128 as at book: at width 256 one variant took 317 s, ~90 min in all. No GPU
-    # variant: no chapter moves its models to CUDA yet, so a larger preset on a GPU machine would only run longer
-    # on its CPU; the brief's UNet plan (networks.ConditionalUnet1D, 15k/10k steps) is out of this budget
+    # variant: this chapter's policies are not moved to CUDA yet, so a larger preset on a GPU machine would only
+    # run longer on its CPU; the brief's UNet plan (networks.ConditionalUnet1D, 15k/10k steps) is out of this budget
     "full": dict(_COMMON, seeds=(0, 1, 2),
                  reach=dict(n_demos=100, val_demos=20, steps=6000, lr=3e-3, warmup=300, hidden=(128, 128, 128),
                             network="mlp", rollouts=50, fixed_rollouts=100, eval_steps=(250, 500, 1000, 2000, 4000, 6000),
