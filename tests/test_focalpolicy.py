@@ -229,6 +229,19 @@ def test_metaworld_expert_solves_push_wall():
         env.reset(seed=50)
 
 
+def test_metaworld_demos_skip_the_tasks_the_expert_fails():
+    """The box-close expert fails MT1 tasks 1 and 5 (of 0-5): demos skip them, the success ceiling counts them,
+    and too few solved tasks below ``stop_before`` is a clear error."""
+    pytest.importorskip("metaworld")
+    from icml26.focalpolicy import metaworld_tasks as MW
+
+    solved = MW.expert_success("box-close", range(6))
+    assert solved.tolist() == [True, False, True, True, True, False]
+    assert [d["task"] for d in MW.collect_demos("box-close", 3)] == [0, 2, 3]
+    with pytest.raises(ValueError, match="solved only 1 of tasks 0..1"):
+        MW.collect_demos("box-close", 2, stop_before=2)
+
+
 def test_presets_have_the_same_keys_at_every_scale():
     keys = {s: set(p) - {"gpu"} for s, p in PRESETS.items()}
     assert keys["smoke"] == keys["book"] == keys["full"]

@@ -192,17 +192,19 @@ def metaworld_experiment(task: str, methods: Sequence[str], seeds: Sequence[int]
     """State-based MetaWorld: expert demos, train ``methods`` over ``seeds``, roll out; per-method per-seed metrics."""
     from . import metaworld_tasks as MW
 
-    # MT1 task indices: evaluation on the last ``rollouts`` tasks, validation on the two before, demos from 0 up
+    # MT1 task indices: evaluation on the last ``rollouts`` tasks; below them, the expert's first n_demos solved
+    # tasks are the demos and the next two solved ones the validation windows (unsolved tasks are skipped)
     eval_first = MW.N_TASKS - mc["rollouts"]
     n_val = min(2, mc["n_demos"])
-    demos = MW.collect_demos(task, mc["n_demos"], first_task=0, max_steps=mc["max_steps"], stop_before=eval_first - n_val)
-    val = MW.collect_demos(task, n_val, first_task=eval_first - n_val, max_steps=mc["max_steps"], stop_before=eval_first)
+    pool = MW.collect_demos(task, mc["n_demos"] + n_val, first_task=0, max_steps=mc["max_steps"], stop_before=eval_first)
+    demos, val = pool[:mc["n_demos"]], pool[mc["n_demos"]:]
     rc = dict(rc_template, steps=mc["steps"], lr=mc["lr"], warmup=mc["warmup"], eval_steps=())
     runs = train_variants(methods, demos, val, seeds, rc, 39, 4, progress=progress, n_obs_steps=n_obs_steps,
                           batch_size=batch_size)
     out = {"demo_len": float(np.mean([len(d["actions"]) for d in demos])), "methods": {}}
     expert_acts = [d["actions"] for d in demos]
-    out["expert"] = {"rho": M.boundary_jump_ratio(expert_acts, 4), "jerk": M.mean_squared_jerk(expert_acts)}
+    out["expert"] = {"rho": M.boundary_jump_ratio(expert_acts, 4), "jerk": M.mean_squared_jerk(expert_acts),
+                     "success": float(MW.expert_success(task, range(eval_first, MW.N_TASKS), mc["max_steps"]).mean())}
     runner = ChunkedRunner(lambda: MW.make_env(task, mc["max_steps"]), max_steps=mc["max_steps"])
     for name in methods:
         per_seed = []

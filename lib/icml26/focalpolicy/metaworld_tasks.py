@@ -80,6 +80,29 @@ def expert(task: str):
     return getattr(importlib.import_module("metaworld.policies"), TASKS[task])()
 
 
+def _expert_episode(env: FixedTaskEnv, pol, k: int, max_steps: int, extra_steps: int = 4):
+    """One scripted-expert episode from MT1 task ``k``, stopped ``extra_steps`` after the first success:
+    ``(obs (L+1, 39), actions (L, 4), solved)``."""
+    o, _ = env.reset(seed=k)
+    obs, acts, left = [o], [], None
+    for _ in range(max_steps):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = np.clip(pol.get_action(o), -1, 1)
+        o, _, term, trunc, info = env.step(a)
+        obs.append(o)
+        acts.append(a)
+        if info["success"] and left is None:
+            left = extra_steps
+        if left is not None:
+            left -= 1
+            if left < 0:
+                break
+        if term or trunc:
+            break
+    return np.array(obs, dtype=np.float32), np.array(acts, dtype=np.float32), left is not None
+
+
 def collect_demos(task: str, n_demos: int, first_task: int = 0, max_steps: int = 200, extra_steps: int = 4,
                   stop_before: int = N_TASKS) -> list[dict]:
     """``n_demos`` successful expert demonstrations from MT1 tasks ``first_task, first_task + 1, ...`` (failures
@@ -93,27 +116,21 @@ def collect_demos(task: str, n_demos: int, first_task: int = 0, max_steps: int =
     demos, k = [], first_task
     while len(demos) < n_demos:
         if k >= stop_before:
+            env.close()
             raise ValueError(f"the {task} expert solved only {len(demos)} of tasks {first_task}..{stop_before - 1}; "
                              f"{n_demos} demos requested")
-        o, _ = env.reset(seed=k)
+        obs, acts, solved = _expert_episode(env, pol, k, max_steps, extra_steps)
+        if solved:
+            demos.append({"obs": obs, "actions": acts, "task": k})
         k += 1
-        obs, acts, left = [o], [], None
-        for _ in range(max_steps):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                a = np.clip(pol.get_action(o), -1, 1)
-            o, _, term, trunc, info = env.step(a)
-            obs.append(o)
-            acts.append(a)
-            if info["success"] and left is None:
-                left = extra_steps
-            if left is not None:
-                left -= 1
-                if left < 0:
-                    break
-            if term or trunc:
-                break
-        if left is not None:
-            demos.append({"obs": np.array(obs, dtype=np.float32), "actions": np.array(acts, dtype=np.float32), "task": k - 1})
     env.close()
     return demos
+
+
+def expert_success(task: str, task_ids, max_steps: int = 200) -> np.ndarray:
+    """Whether the scripted expert solves each MT1 task in ``task_ids`` within ``max_steps``: the ceiling of
+    imitation on those start states (the box-close expert, for one, fails on some)."""
+    env, pol = make_env(task, max_steps), expert(task)
+    solved = np.array([_expert_episode(env, pol, int(k), max_steps, extra_steps=0)[2] for k in task_ids])
+    env.close()
+    return solved
