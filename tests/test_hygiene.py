@@ -109,7 +109,7 @@ def test_environment_yml_matches_pyproject():
         declared += extra
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
-    env_requirements = [r for r in pip_section if not r.startswith("-e")]
+    env_requirements = [r for r in pip_section if not r.startswith("-")]  # not pip options (-e ., -c, --extra-index-url)
     assert _requirement_names(env_requirements) == _requirement_names(declared)
     assert "-e ." in pip_section, "environment.yml must install the icml26 package itself"
     assert any(str(d).startswith("python=3.11") for d in env["dependencies"])
