@@ -1,11 +1,12 @@
 # The book's two everyday commands (see README.md):
-#   make book   set up .venv if missing, execute every chapter at the `book` scale (cached), build the HTML
+#   make book   set up .venv if missing, execute every chapter at the `book` scale (cached; one chapter per core,
+#               JOBS=N to choose), build the HTML
 #   make test   set up .venv if missing, run the whole test suite (unit tests, nbval at `smoke`, CLI, book structure)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.icml26-installed
-JOBS ?= 1
+JOBS ?=
 
 .PHONY: book test bench install clean
 
@@ -22,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 book: $(STAMP)
-	$(BIN)/repro book --jobs $(JOBS)
+	$(BIN)/repro book $(if $(JOBS),--jobs $(JOBS))
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --durations=25

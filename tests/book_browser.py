@@ -21,7 +21,8 @@ CHROMIUM_CANDIDATES = ("chromium", "chromium-browser")
 INSTALL_HINT = ("headless Chromium is required for the browser test of the built book: run .ci/run once "
                 "(it installs Debian's `chromium`), or `apt-get install chromium`, or point ICML26_CHROMIUM at a "
                 "Chromium binary")
-STATUSES = {"reproduced", "FAILED", "not reproduced", "not reached"}
+STATUSES = {"reproduced", "not reproduced", "inconclusive", "not reached"}
+FLAG_SUFFIX = " (flagged"
 RAW_TEX = ("\\(", "\\[", "\\begin{")
 
 # Visible text outside code, and what raw TeX delimiters it still holds.
@@ -43,14 +44,14 @@ IMAGES_JS = """() => {
           broken: images.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'))};
 }"""
 
-# The last table in the outputs that has a `status` column: its row ids and statuses.
+# The last table in the outputs that has a `verdict` column (the claims table): its row ids and verdicts.
 CLAIMS_TABLE_JS = """() => {
   const tables = Array.from(document.querySelectorAll('main .cell_output table, main .output table'));
-  const withStatus = tables.filter(t => Array.from(t.querySelectorAll('thead th')).some(th => th.textContent.trim() === 'status'));
+  const withStatus = tables.filter(t => Array.from(t.querySelectorAll('thead th')).some(th => th.textContent.trim() === 'verdict'));
   if (!withStatus.length) return null;
   const table = withStatus[withStatus.length - 1];
   const header = Array.from(table.querySelector('thead tr').querySelectorAll('th')).map(th => th.textContent.trim());
-  const column = header.indexOf('status');
+  const column = header.indexOf('verdict');
   return Array.from(table.querySelectorAll('tbody tr')).map(tr => {
     const cells = Array.from(tr.querySelectorAll('th, td')).map(c => c.textContent.trim());
     return {id: cells[0], status: cells[column]};

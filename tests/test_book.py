@@ -88,15 +88,17 @@ def test_scorecard_lists_every_chapter_and_claim(tmp_path):
     rows = {r["slug"]: r for r in summary_rows(records, written={"lion", "mbr"}, run_status={"mbr": "failed"})}
     assert len(rows) == len(CHAPTERS)
     lion = rows["lion"]
-    assert lion["status"] == "ok" and (lion["paper reproduced"], lion["paper claims"], lion["paper not reproduced"]) == (1, 2, 1)
-    assert (lion["checks passed"], lion["checks"], lion["derived reproduced"], lion["derived claims"]) == (1, 1, 1, 1)
-    assert rows["mbr"]["status"] == "run failed" and rows["mbr"]["failed"] == 1 and rows["mbr"]["paper reproduced"] == 0
+    # a v2 file (no "contract"): its paper claim that was not reproduced reads as inconclusive (no power shown)
+    assert lion["status"] == "ok" and (lion["paper"]["reproduced"], lion["paper"]["total"]) == (1, 2)
+    assert (lion["paper"]["not reproduced"], lion["paper"]["inconclusive"]) == (0, 1)
+    assert (lion["check"]["reproduced"], lion["check"]["total"], lion["derived"]["reproduced"], lion["derived"]["total"]) == (1, 1, 1, 1)
+    assert rows["mbr"]["status"] == "run failed" and rows["mbr"]["flagged"] == 1 and rows["mbr"]["paper"]["reproduced"] == 0
     assert rows["ecsel"]["status"] == "not yet written"
     text = render_markdown(records, "book", written={"lion", "mbr"})
-    # the headline counts paper claims only; checks and derived claims are counted apart
-    assert "1 of 3 paper claims reproduced at `book`" in text
-    assert "derived from the theory: 1 of 1" in text and "our own checks: 2 of 2 passed" in text
-    assert "| C1 | paper | claim 1 | p | Thm 1 | 0.5 | <= 1 | book | **not reproduced** |" in text
+    # the headline counts paper claims only, by verdict; checks and derived claims are counted apart
+    assert "at `book`: 1 / 0 / 2 / 0 of 3" in text
+    assert "derived from the theory at `book`: 1 of 1" in text and "our own checks: 2 of 2 passed" in text
+    assert "| C1 | paper | claim 1 | p (Thm 1) | 0.5 | <= 1 | **inconclusive**: no power shown (a verdict from before contract v3) |" in text
     assert "[lion](../notebooks/lion.ipynb)" in text
 
 
@@ -118,10 +120,11 @@ def test_scorecard_full_column_is_current_stale_or_invalid(tmp_path):
             "ecsel": _full_record("ecsel", chapter_key(notebooks / "ecsel.ipynb", "full"), preset_scale="smoke")}
     rows = {r["slug"]: r for r in summary_rows({}, {"lion", "mbr", "ecsel"}, full_records=full, notebooks_dir=notebooks)}
     assert rows["lion"]["full"]["state"] == "current" and rows["lion"]["full"]["reproduced"] == 1
+    assert rows["lion"]["full"]["inconclusive"] == 1  # a v2 "not reproduced": no power was shown
     assert rows["mbr"]["full"]["state"] == "stale"
     assert rows["ecsel"]["full"]["state"] == "invalid"  # a structure run is never published as a result
     text = render_markdown({}, "book", {"lion", "mbr", "ecsel"}, full_records=full, notebooks_dir=notebooks)
-    assert "1/2 @ abcdef1234" in text and "(**stale**)" in text
+    assert "1 / 0 / 1 / 0 of 2 @ abcdef1234 (v2)" in text and "(**stale**)" in text
     # editing the notebook's code makes the published full result stale
     nb = nbformat.read(notebooks / "lion.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("x = 1"))
@@ -179,7 +182,7 @@ def test_executed_book_with_glue_and_claims_builds_without_warnings(tmp_path):
     assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
     assert (html / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2" / "MathJax_Main-Regular.woff").exists()
     scorecard = (html / "book" / "scorecard.html").read_text()
-    assert "an eighth" in scorecard and "1 of 1 paper claims reproduced" in scorecard
+    assert "an eighth" in scorecard and "at <code class=\"docutils literal notranslate\"><span class=\"pre\">smoke</span></code>: 1 / 0 / 0 / 0 of 1" in scorecard
 
 
 def test_a_failed_chapter_is_staged_as_a_failed_page_and_the_book_still_builds(tmp_path):
@@ -237,28 +240,20 @@ def test_chapter_pages_do_not_show_the_parameters_cell(built_book):
             f"{notebook.stem}: the parameters cell shows in the HTML"
 
 
-def test_a_failed_page_keeps_the_values_its_run_glued_and_names_a_claim_failure():
-    """Only the glue keys the run never produced become "not computed"; a run that stopped in ch.finish()
-    on a failed declared claim is described as that, not as a run whose results are missing."""
+def test_a_crashed_page_keeps_the_values_its_run_glued():
+    """Only the glue keys the crashed run never produced become "not computed". (A run that completed with
+    flagged claims is staged as its page of verdicts: tests/test_contract_v3.py.)"""
     import nbformat
 
     from icml26.bookbuild import NOT_COMPUTED, _mark_failed
 
-    def page():
-        nb = nbformat.v4.new_notebook()
-        code = nbformat.v4.new_code_cell("ch.glue('a', 0.5)")
-        code.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "0.5"},
-                                               metadata={"scrapbook": {"name": "a", "mime_prefix": "x/"}})]
-        nb.cells = [nbformat.v4.new_markdown_cell("# T"), code,
-                    nbformat.v4.new_markdown_cell("kept {glue:text}`a:.3f`, lost {glue:text}`b:.2f` and {glue:md}`c`")]
-        return nb
-
-    nb = page()
-    _mark_failed(nb, "ClaimFailed: 2 claim(s) failed at scale 'book', where they are declared to hold: (cell [9])",
-                 claims_failed=True)
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("ch.glue('a', 0.5)")
+    code.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "0.5"},
+                                           metadata={"scrapbook": {"name": "a", "mime_prefix": "x/"}})]
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"), code,
+                nbformat.v4.new_markdown_cell("kept {glue:text}`a:.3f`, lost {glue:text}`b:.2f` and {glue:md}`c`")]
+    _mark_failed(nb, "RuntimeError: boom")
     prose = nb.cells[-1].source
     assert "{glue:text}`a:.3f`" in prose and prose.count(NOT_COMPUTED) == 2
-    assert "ran to its claims table" in nb.cells[1].source and "results are missing" not in nb.cells[1].source
-    crashed = page()
-    _mark_failed(crashed, "RuntimeError: boom")
-    assert "results are missing" in crashed.cells[1].source and "boom" in crashed.cells[1].source
+    assert "results are missing" in nb.cells[1].source and "boom" in nb.cells[1].source

@@ -46,9 +46,10 @@ def test_built_book_in_a_browser(smoke_html):
     """Every chapter page as a reader sees it offline: no console errors, its figures decoded, its claims
     table with a status per claim, typeset math and no raw TeX, the live figure's note, no parameters
     cell, internal links that resolve; the scorecard's headline and its links to the chapters and back."""
-    from book_browser import (CLAIMS_TABLE_JS, IMAGES_JS, LINKS_JS, LIVE_NOTE_JS, RAW_TEX, RAW_TEX_JS, STATUSES,
+    from book_browser import (CLAIMS_TABLE_JS, FLAG_SUFFIX, IMAGES_JS, LINKS_JS, LIVE_NOTE_JS, RAW_TEX, RAW_TEX_JS, STATUSES,
                               PageVisit, broken_links, browser, notebook_figures, notebook_has_math, screenshot, serve)
-    from icml26.ledger import PAPER, REPRODUCED, tally
+    from icml26.ledger import PAPER, record_claims, tally
+    from icml26.scorecard import verdict_counts
     from icml26.widgets import LIVE_NOTE
 
     start = time.perf_counter()
@@ -76,8 +77,10 @@ def test_built_book_in_a_browser(smoke_html):
             claims = json.loads(results_file.read_text())["claims"] if results_file.exists() else []
             table = page.evaluate(CLAIMS_TABLE_JS)
             if table is None:
-                say("no claims table (a table with a status column) in the outputs")
+                say("no claims table (a table with a verdict column) in the outputs")
             else:
+                for row in table:
+                    row["status"] = row["status"].split(FLAG_SUFFIX)[0]
                 bad = [row for row in table if row["status"] not in STATUSES]
                 if bad:
                     say(f"claims table rows without a status: {bad}")
@@ -109,8 +112,8 @@ def test_built_book_in_a_browser(smoke_html):
         page = visit.page
         text = page.inner_text("main")
         records = [json.loads(p.read_text()) for p in sorted((smoke_html["results"] / "smoke").glob("*.json"))]
-        paper = tally([c for r in records for c in r["claims"]], PAPER)
-        headline = f"{paper[REPRODUCED]} of {paper['total']} paper claims reproduced at smoke"
+        paper = tally([c for r in records for c in record_claims(r)], PAPER)
+        headline = f"at smoke: {verdict_counts(paper)}"
         if headline not in text:
             problems.append(f"scorecard: the headline {headline!r} is not on the page")
         shots.append(screenshot(page, ARTIFACTS / "scorecard.png"))

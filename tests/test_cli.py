@@ -106,7 +106,7 @@ def test_failing_chapters_are_reported_while_the_others_finish(toy_book):
     good = json.loads((toy_book / "results" / "smoke" / "good-toy.json").read_text())
     assert [c["status"] for c in good["claims"]] == ["reproduced", "not reproduced"]
     bad = json.loads((toy_book / "results" / "smoke" / "bad-toy.json").read_text())
-    assert bad["status"] == "failed" and bad["claims"][0]["status"] == "FAILED"
+    assert bad["status"] == "failed" and bad["claims"][0]["status"] == "inconclusive" and bad["claims"][0]["failed_here"]
     assert not (toy_book / "results" / "smoke" / "crash-toy.json").exists()
     for slug in ("good-toy", "bad-toy", "crash-toy"):
         assert (toy_book / "runs" / "smoke" / f"{slug}.ipynb").exists()
@@ -170,12 +170,13 @@ def test_list_and_report(toy_book):
     _repro("run", "good-toy", "--scale", "smoke", *_paths(toy_book))
     listed = _repro("list", "--scale", "smoke", *_paths(toy_book))
     assert listed.returncode == 0 and "lion" in listed.stdout and "not yet" in listed.stdout
-    assert listed.stdout.startswith("1 of 1 paper claims reproduced at smoke")  # the headline leads
+    headline = "Paper claims at full (reproduced / not reproduced / inconclusive / not reached): 0 / 0 / 0 / 0 of 0"
+    assert listed.stdout.startswith(headline) and "at smoke: 1 / 0 / 0 / 0 of 1" in listed.stdout  # the headline leads
     report = _repro("report", "--scale", "smoke", *_paths(toy_book))
-    assert report.returncode == 0 and report.stdout.startswith("1 of 1 paper claims reproduced at smoke")
+    assert report.returncode == 0 and report.stdout.startswith(headline)
     assert "good-toy/T1 [paper]: reproduced" in report.stdout and "our own checks: 0 of 1 passed" in report.stdout
     markdown = _repro("report", "--scale", "smoke", "--markdown", *_paths(toy_book))
-    assert "| T1 | paper | two plus two |" in markdown.stdout
+    assert "| T1 | paper | two plus two | 4 (arithmetic) |" in markdown.stdout
 
 
 def test_cache_key_follows_the_chapter_library(tmp_path, monkeypatch):
@@ -280,4 +281,4 @@ def test_a_crashed_full_run_keeps_the_published_results_and_a_finished_one_repla
     failing = _notebook(tmp_path / "b" / "toy.ipynb", bad)
     result = run_chapter(failing, "full", tmp_path / "runs", results)
     record = json.loads(published.read_text())
-    assert result.status == "failed" and record["claims"][0]["status"] == "FAILED"  # published: a result too
+    assert result.status == "failed" and record["claims"][0]["failed_here"]  # published: a result too

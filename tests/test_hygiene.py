@@ -179,3 +179,27 @@ def test_ci_calls_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     assert "make test" in readme and "make book" in readme
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+TYPED_NUMBERS_BASELINE = {
+    "ambisur": 12, "ate-mixtures": 10, "basis-rotation": 31, "bfq": 8, "birqa": 5, "cello": 4,
+    "constitutional-evolution": 6, "cqf": 1, "dsac-aid": 20, "ecsel": 19, "fedwave": 11, "focalpolicy": 27, "icr": 16,
+    "infer": 18, "lion": 2, "mbr": 2, "mice-bench": 22, "minitraffic": 6, "probellm": 8,
+}
+"""Decimal numbers typed into each chapter's Markdown when contract v3 came in (`icml26.prose`). A ratchet:
+a chapter may not add one; a revision that removes some (glues them, `Chapter.glue_full`, or marks a
+constant with ``<!-- number-ok: why -->``) lowers its entry here; a chapter not listed must have none."""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_measured_number_is_typed_into_the_prose(path):
+    from icml26.prose import typed_numbers
+
+    found = typed_numbers(path)
+    allowed = TYPED_NUMBERS_BASELINE.get(path.stem, 0)
+    shown = "; ".join(f"cell {t.cell}: {t.number} in '{t.line[:80]}'" for t in found[:8])
+    assert len(found) <= allowed, (f"{path.stem}: {len(found)} decimal numbers typed into the prose (at most {allowed}): "
+                                   f"{shown}. Glue measured values (ch.glue / ch.glue_full); mark a constant with "
+                                   "<!-- number-ok: why -->")
+    assert len(found) == allowed, (f"{path.stem}: {len(found)} typed numbers left, fewer than the baseline {allowed}: "
+                                   "lower TYPED_NUMBERS_BASELINE so the ratchet holds")

@@ -10,7 +10,7 @@ import torch
 import icml26
 from icml26 import checks
 from icml26.chapter import Chapter
-from icml26.ledger import FAILED, NOT_REACHED, NOT_REPRODUCED, REPRODUCED, ClaimFailed
+from icml26.ledger import INCONCLUSIVE, NOT_REACHED, NOT_REPRODUCED, REPRODUCED, ClaimFailed
 from icml26.scales import ScaleError, resolve_scale, select_preset
 
 PRESETS = {"smoke": {"steps": 1}, "book": {"steps": 10}, "full": {"steps": 100}}
@@ -114,18 +114,30 @@ def _declare(ch, id, holds_at, kind="paper", check=None, **kw):
                       check=check or checks.at_most(-0.2), holds_at=holds_at, **kw)
 
 
-def test_claim_statuses_depend_on_declared_scales():
+def test_verdicts_are_the_same_test_at_every_scale_and_flags_depend_on_declared_scales():
+    """v3: the verdict does not depend on the declared scales; a claim declared to hold at this scale that
+    is not reproduced is flagged (the run fails on it). Without a positive control, a paper claim outside
+    its region is inconclusive, never not reproduced; a check needs no power."""
     ch = _chapter("smoke")
     for id, holds in [("a", ("smoke",)), ("b", ("book", "full")), ("c", ("full",)), ("d", ("smoke", "book")),
                       ("e", "smoke"), ("f", ()), ("g", ("smoke",))]:
         _declare(ch, id, holds)
-    assert ch.measure("a", -0.3).status == REPRODUCED
-    assert ch.measure("b", -0.1).status == NOT_REPRODUCED
-    assert ch.not_reached("c", "too small").status == NOT_REACHED
-    assert ch.measure("d", -0.1).status == FAILED
-    assert ch.measure("e", float("nan")).status == FAILED
-    assert ch.measure("f", "oops").status == NOT_REPRODUCED
-    assert ch.not_reached("g", "declared at smoke, so not reaching it fails").status == FAILED
+    _declare(ch, "h", (), kind="check")
+    a = ch.measure("a", -0.3)
+    assert (a.status, a.failed_here) == (REPRODUCED, False)
+    b = ch.measure("b", -0.1)
+    assert (b.status, b.failed_here) == (INCONCLUSIVE, False) and "no positive control" in b.reason
+    c = ch.not_reached("c", "too small")
+    assert (c.status, c.failed_here) == (NOT_REACHED, False)
+    d = ch.measure("d", -0.1)
+    assert (d.status, d.failed_here) == (INCONCLUSIVE, True)
+    e = ch.measure("e", float("nan"))
+    assert (e.status, e.failed_here) == (INCONCLUSIVE, True) and "NaN" in e.reason
+    assert ch.measure("f", "oops").status == INCONCLUSIVE
+    g = ch.not_reached("g", "declared at smoke, so not reaching it is flagged")
+    assert (g.status, g.failed_here) == (NOT_REACHED, True)
+    assert ch.measure("h", -0.1).status == NOT_REPRODUCED
+    assert [x.id for x in ch.ledger.failed] == ["d", "e", "g"]
     with pytest.raises(ValueError, match="twice"):
         ch.measure("a", -0.3)
 
@@ -183,7 +195,7 @@ def test_comparisons_need_seeds_at_book_and_report_the_spread(tmp_path, monkeypa
         ch.measure("beats", icml26.over_seeds([0.1, 0.2]))
     claim = ch.measure("beats", icml26.paired_difference([0.9, 0.8, 0.95, 0.7], [0.5, 0.6, 0.5, 0.6]))
     assert claim.status == REPRODUCED and claim.measured == pytest.approx(0.2875)
-    assert "± " in claim.measured_text and "(n=4)" in claim.measured_text
+    assert "± " in claim.measured_text and "(n=4, t)" in claim.measured_text
     ch.finish(show=False)
     spread = json.loads((tmp_path / "book" / "test-chapter.json").read_text())["claims"][0]["spread"]
     assert spread["n"] == 4 and spread["ci_low"] <= spread["mean"] <= spread["ci_high"]
@@ -199,12 +211,13 @@ def test_seed_comparisons_may_use_fewer_seeds_at_smoke():
 def test_over_seeds_statistics():
     s = icml26.over_seeds([1.0, 2.0, 3.0, 4.0, 5.0])
     assert s.mean == 3.0 and s.sem == pytest.approx(np.std([1, 2, 3, 4, 5], ddof=1) / math.sqrt(5))
-    assert 1.0 <= s.ci_low < 3.0 < s.ci_high <= 5.0
-    assert icml26.over_seeds([1.0, 2.0, 3.0, 4.0, 5.0]) == s  # a fixed bootstrap generator: same interval
+    assert s.method == "t" and (s.ci_low, s.ci_high) == pytest.approx((3 - 2.776445 * s.sem, 3 + 2.776445 * s.sem))
+    assert icml26.over_seeds([1.0, 2.0, 3.0, 4.0, 5.0]) == s  # deterministic
     flat = icml26.over_seeds([2.0, 2.0, 2.0])
-    assert (flat.ci_low, flat.ci_high, flat.sem) == (2.0, 2.0, 0.0)
+    assert (flat.ci_low, flat.ci_high, flat.sem, flat.method) == (2.0, 2.0, 0.0, "point")
     diverged = icml26.over_seeds([1.0, float("nan"), 2.0])
-    assert math.isnan(diverged.mean) and not checks.at_least(0.0).holds(diverged.mean)
+    assert math.isnan(diverged.mean) and math.isnan(diverged.ci_low) and diverged.method == "undefined"
+    assert not checks.at_least(0.0).holds(diverged.mean)
     with pytest.raises(ValueError, match="at least one"):
         icml26.over_seeds([])
     with pytest.raises(ValueError, match="pair them"):
@@ -226,9 +239,11 @@ def test_finish_writes_results_and_raises_on_failed_declared_claim(tmp_path, mon
         ch.finish(show=False)
     record = json.loads((tmp_path / "smoke" / "test-chapter.json").read_text())
     assert record["status"] == "failed" and record["seed"] == 3 and record["preset"] == {"steps": 1}
-    assert [c["status"] for c in record["claims"]] == [REPRODUCED, FAILED]
+    assert [c["status"] for c in record["claims"]] == [REPRODUCED, INCONCLUSIVE]
+    assert [c["failed_here"] for c in record["claims"]] == [False, True]
     assert [c["kind"] for c in record["claims"]] == ["check", "paper"]
-    assert record["counts"]["paper"]["FAILED"] == 1 and record["counts"]["check"]["reproduced"] == 1
+    assert record["counts"]["paper"]["inconclusive"] == 1 and record["counts"]["paper"]["failed_here"] == 1
+    assert record["counts"]["check"]["reproduced"] == 1 and record["contract"] == 3
     assert record["claims"][0]["measured"] == "3/4"
     assert {"theory", "total"} <= set(record["timings"])
     assert {"python", "torch", "numpy"} <= set(record["versions"])
@@ -249,7 +264,7 @@ def test_a_passing_run_returns_the_claims_table(tmp_path, monkeypatch):
     assert list(card.index) == ["C1"] and card.loc["C1", "kind"] == "derived" and "status" not in card.columns
     ch.measure("C1", 1.0)
     table = ch.finish(show=False)
-    assert list(table.index) == ["C1"] and table.loc["C1", "status"] == REPRODUCED
+    assert list(table.index) == ["C1"] and table.loc["C1", "verdict"] == REPRODUCED
 
 
 def test_structure_runs_take_another_scales_sizes_and_never_fail_on_values(tmp_path, monkeypatch):
@@ -263,7 +278,7 @@ def test_structure_runs_take_another_scales_sizes_and_never_fail_on_values(tmp_p
     ch.measure("C2", icml26.over_seeds([0.1]))  # smoke's one seed at full: no seed error in a structure run
     ch.finish(show=False)
     record = json.loads((tmp_path / "full" / "test-chapter.json").read_text())
-    assert record["preset_scale"] == "smoke" and record["claims"][0]["status"] == FAILED
+    assert record["preset_scale"] == "smoke" and record["claims"][0]["failed_here"]
 
 
 def test_a_chapter_pins_its_compute_threads():

@@ -1,5 +1,6 @@
 """A one-chapter toy book for the book-build tests: a tiny chapter with a figure, math, glue, a live
-figure and one claim, and a book root that holds it (alone, or beside the written chapters)."""
+figure, a training curve and a contract-v3 paper claim with its words, bounds, positive and negative
+controls and fidelity check, and a book root that holds it (alone, or beside the written chapters)."""
 import shutil
 from pathlib import Path
 
@@ -29,15 +30,33 @@ def toy_notebook() -> nbformat.NotebookNode:
             "plt.plot([1, 2], [3, 4]); plt.xlabel('x'); plt.show()"),
         nbformat.v4.new_markdown_cell("Values {glue:text}`np_value:.3f`, {glue:text}`torch_value:.1f` and {glue:md}`text_value`."),
         nbformat.v4.new_code_cell(
-            "ch.declare('C1', 'an eighth', kind='paper', paper='1/8', source='toy', "
-            "check=icml26.close_to(0.125, atol=1e-12), holds_at=icml26.SCALES)\nch.paper_card()"),
+            "ch.declare('C1', 'an eighth', kind='paper', paper='1/8', source='toy', words='the answer is one eighth', "
+            "check=icml26.close_to(0.125, atol=0.01), bounds=(0, 1), holds_at=icml26.SCALES, positive_control='P1', "
+            "negative_control='N1', fidelity='F1', curves='toy-fit')\n"
+            "ch.declare('P1', 'positive control: a planted eighth', kind='check', paper='-', source='ours', "
+            "check=icml26.close_to(0.125, atol=0.01), holds_at=icml26.SCALES)\n"
+            "ch.declare('N1', 'negative control: a quarter is not an eighth', kind='check', paper='-', source='ours', "
+            "check=icml26.at_least(0.02), holds_at=icml26.SCALES)\n"
+            "ch.declare('F1', 'fidelity: 1/8 as the paper computes it', kind='check', paper='1/8', source='toy', "
+            "check=icml26.equals(0.125), holds_at=icml26.SCALES)\n"
+            "ch.paper_card()"),
+        nbformat.v4.new_code_cell(
+            "fit = ch.curve('toy-fit', steps=np.arange(1, 41), values=0.125 + np.exp(-np.arange(1, 41) / 4), label='loss')\n"
+            "fit.plot(); plt.show()\n"
+            "ch.glue_full()"),
+        nbformat.v4.new_markdown_cell("Training curve converged: {glue:text}`toy_converged`. At `full`: {glue:md}`full_summary`."),
         nbformat.v4.new_code_cell(
             "def draw(slope=1.0):\n"
             "    fig, ax = plt.subplots(figsize=(4, 3))\n"
             "    ax.plot([0, 1], [0, slope]); ax.set(xlabel='x', ylabel='y', ylim=(0, 2))\n"
             "    return fig\n\n"
             "live_figure(draw, slope=ipywidgets.FloatSlider(value=1.0, min=0.0, max=2.0, step=0.25, description='slope'))"),
-        nbformat.v4.new_code_cell("ch.measure('C1', np.float64(0.125))\nch.finish()"),
+        nbformat.v4.new_code_cell(
+            "ch.glue('toy_converged', str(fit.converged))\n"
+            "ch.measure('P1', icml26.over_seeds([0.124, 0.125, 0.126]))\n"
+            "ch.measure('N1', abs(0.25 - 0.125))\n"
+            "ch.measure('F1', 1 / 8)\n"
+            "ch.measure('C1', np.float64(0.125))\nch.finish()"),
     ]
     return nb
 

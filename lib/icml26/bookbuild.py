@@ -65,14 +65,43 @@ def _glue_key(reference: str) -> str:
     return reference.split(":", 1)[0].strip()
 
 
-def _mark_failed(nb, failure: str, claims_failed: bool = False) -> None:
-    """Turn a failed run's notebook into a page that says so: a warning on top, and the glue values the
-    run never produced shown as not computed (they would otherwise break the strict build of every
-    other chapter's page too). Values the run did glue before it stopped stay on the page.
+PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
+"""Papermill's banner cells ("An Exception was encountered at In [N]") carry this tag."""
+DECLARATION_CALLS = (".declare(", ".paper_card(")
+"""A code cell calling these is the paper card: its code is collapsed in the HTML (``hide-input``), its
+output, the table of declared claims, stays open."""
 
-    A run that failed only on claims (``claims_failed``: `RunResult.claims_failed_only`) executed every cell
-    up to ``ch.finish()`` and wrote its claims table: the page says that declared claims failed, not that
-    results are missing."""
+
+def _is_claim_failure(output) -> bool:
+    return output.get("output_type") == "error" and output.get("ename") in ("ClaimFailed", "ClaimsIncomplete")
+
+
+def _show_verdicts(nb, failure: str) -> None:
+    """A complete run whose claims were not reproduced where declared (flagged) reads as a page of
+    verdicts: papermill's exception banners and the ``ClaimFailed`` traceback are removed (the claims
+    table above it shows every verdict and its reason), and a note under the title says which claims are
+    flagged."""
+    import nbformat
+
+    nb.cells = [c for c in nb.cells if PAPERMILL_ERROR_TAG not in c.metadata.get("tags", [])]
+    flagged = ""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            for output in cell.outputs:
+                if _is_claim_failure(output):
+                    flagged = ", ".join(line.split(":", 1)[0].strip() for line in str(output.get("evalue", "")).splitlines()[1:])
+            cell.outputs = [o for o in cell.outputs if not _is_claim_failure(o)]
+    heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("# ")), -1)
+    detail = f"flagged: {flagged}" if flagged else failure.strip().replace("`", "'")
+    text = (":::{note}\nThis run is complete. Some claims declared to hold at this scale are not reproduced here "
+            f"({detail}); the claims table at the end of the chapter shows each one's verdict and its reason.\n:::")
+    nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(text))
+
+
+def _mark_failed(nb, failure: str) -> None:
+    """Turn a crashed run's notebook into a page that says so: a warning on top, and the glue values the
+    run never produced shown as not computed (they would otherwise break the strict build of every
+    other chapter's page too). Values the run did glue before it stopped stay on the page."""
     import nbformat
 
     glued = _glued_names(nb)
@@ -91,13 +120,8 @@ def _mark_failed(nb, failure: str, claims_failed: bool = False) -> None:
             cell.source = GLUE_ROLE.sub(role, text)
     heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("# ")), -1)
     error = failure.strip().replace("`", "'") or "see the run log"
-    if claims_failed:
-        text = (":::{warning}\nIn the run this book was built from, this chapter ran to its claims table, but claims "
-                f"**failed** where they are declared to hold: ``{error}``. The results below are that run's; the "
-                "failed claims show as FAILED in the Claims section.\n:::")
-    else:
-        text = (":::{warning}\nThis chapter **failed** in the run this book was built from, so the page below stops "
-                f"where it failed and its results are missing: ``{error}``.\n:::")
+    text = (":::{warning}\nThis chapter **failed** in the run this book was built from, so the page below stops "
+            f"where it failed and its results are missing: ``{error}``.\n:::")
     nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(text))
     for cell in nb.cells:  # the traceback as plain text: Pygments' ipythontb lexer stops at a non-ASCII
         if cell.cell_type == "code":  # character ("0.60 ± 0.19" in a ClaimFailed message), a strict-build warning
@@ -117,18 +141,27 @@ def stage_notebook(source: Path, target: Path, failure: str | None = None, claim
 
     The widget state that a batch run leaves in the metadata (the controls `live_figure` built, never
     displayed) is dropped when no output shows a widget: myst-nb would otherwise load require.js and
-    the widget manager from a CDN on that page, for nothing. A chapter whose run failed (`failure`, the
-    error) is staged as a page that says so (`_mark_failed`).
+    the widget manager from a CDN on that page, for nothing. A chapter whose run crashed (`failure`, the
+    error) is staged as a page that says so (`_mark_failed`); one that completed with flagged claims
+    (``claims_failed``) as its page of verdicts, without exception banners (`_show_verdicts`). The paper
+    card's code cells are collapsed (``hide-input``).
     """
     import nbformat
 
     nb = nbformat.read(source, as_version=4)
-    if failure is not None:
-        _mark_failed(nb, failure, claims_failed)
+    if failure is not None and claims_failed:
+        _show_verdicts(nb, failure)
+    elif failure is not None:
+        _mark_failed(nb, failure)
     for cell in nb.cells:
         tags = list(cell.metadata.get("tags", []))
         if any(tag in tags for tag in HIDDEN_CELL_TAGS) and "remove-cell" not in tags:
-            cell.metadata["tags"] = [*tags, "remove-cell"]
+            tags.append("remove-cell")
+        if cell.cell_type == "code" and any(call in cell.source for call in DECLARATION_CALLS) \
+                and not {"hide-input", "remove-input", "remove-cell"} & set(tags):
+            tags.append("hide-input")
+        if tags:
+            cell.metadata["tags"] = tags
     if "widgets" in nb.metadata and not _shows_a_widget(nb):
         del nb.metadata["widgets"]
     nbformat.write(nb, target)
@@ -164,7 +197,8 @@ def stage_book(stage: Path, scale: str, run_notebooks: dict[str, Path], run_stat
 
     written = {nb.stem for nb in written_notebooks(root / "notebooks")}
     table = render_markdown(load_results(results_root, scale), scale, written, run_status,
-                            full_records=load_results(results_root, PUBLISHED_SCALE), notebooks_dir=root / "notebooks") if execute else (
+                            full_records=load_results(results_root, PUBLISHED_SCALE), notebooks_dir=root / "notebooks",
+                            claims_flagged=claims_failed) if execute else (
         "*Structure check build: no chapter was executed, so there are no results to show.*"
     )
     _fill(stage / "book" / "scorecard.md", SCORECARD_MARKER, table)

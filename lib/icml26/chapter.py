@@ -19,6 +19,12 @@ changes the order of floating-point reductions, and an oversubscribed BLAS spin-
 Structure runs: with ``$ICML26_PRESET_SCALE`` set (e.g. ``smoke``) a run at another scale takes that
 scale's sizes. The tests use it to run every chapter's ``full`` code path quickly; the results file
 records it, such a run never fails on a claim's value, and the scorecard never publishes it.
+
+Contract v3 (DESIGN.md): `declare` carries the paper's words, the region's metric bounds and the links
+a fair verdict needs (positive and negative control, fidelity checks, training curves); `curve` records
+a training curve and judges its convergence; `published_full` reads the chapter's committed `full`
+results and `glue_full` glues its values, so the prose about `full` is generated, never typed;
+`paper_card` also shows the declarations that changed since that published run.
 """
 from __future__ import annotations
 
@@ -34,7 +40,9 @@ from typing import Any
 
 from . import provenance
 from .checks import Check, python_scalar
-from .ledger import KINDS, ClaimFailed, ClaimsIncomplete, Ledger, jsonable, tally
+from .convergence import DEFAULT_RTOL, TrainingCurve
+from .ledger import (CONTRACT, DEFAULT_TIMING_TOLERANCE, KINDS, ClaimFailed, ClaimsIncomplete, Ledger,
+                     declaration_changes, jsonable, record_claims, tally)
 from .paths import notebooks_dir, results_dir
 from .registry import SLUGS, chapter_info
 from .scales import BUDGET_SECONDS, check_scale, resolve_scale, select_preset
@@ -121,24 +129,69 @@ class Chapter:
         source: str,
         check: Check,
         holds_at,
+        words: str = "",
+        bounds: tuple[float, float] | None = None,
+        positive_control: str | None = None,
+        negative_control: str | None = None,
+        fidelity=None,
+        curves=None,
         min_seeds: int | None = None,
         timing: bool = False,
+        timing_tolerance: float = DEFAULT_TIMING_TOLERANCE,
     ):
         """Declare one claim in the paper card, before any experiment: what is tested and how.
 
-        ``kind``: ``paper`` | ``derived`` | ``check`` (DESIGN.md). ``holds_at``: the scales at which a
-        failure breaks the run. ``min_seeds``: a method comparison, measured with
-        `icml26.stats.over_seeds` over at least that many seeds at ``book`` and ``full``. ``timing=True``:
-        a speed ratio measured interleaved in this run (the only value allowed to vary between runs).
+        ``kind``: ``paper`` | ``derived`` | ``check`` (DESIGN.md). ``words``: the paper's words the claim
+        tests, quoted. ``check``: the claim's region. ``bounds``: the range of the measured metric (an
+        unreachable or unfailable region is an error). ``holds_at``: the scales at which a claim that is
+        not reproduced flags the run. ``positive_control`` / ``negative_control``: claim ids of the same
+        test where the effect is present by construction / where the test must fail. ``fidelity``: the
+        ``check`` ids the method's pieces rest on. ``curves``: the training curves (`curve`) of the models
+        the claim uses. A negative verdict needs the positive control reproduced, every fidelity check
+        reproduced and every curve converged; else the claim is ``inconclusive`` (`icml26.ledger`).
+        ``min_seeds``: a method comparison, measured with `icml26.stats.over_seeds` over at least that
+        many seeds at ``book`` and ``full``. ``timing=True``: a speed ratio measured with
+        `icml26.timing.speed_ratio`, inconclusive when its rounds disagree by more than ``timing_tolerance``.
         """
         return self.ledger.declare(id, statement, kind=kind, paper_value=paper, paper_source=source, check=check,
-                                   holds_at=holds_at, min_seeds=min_seeds, timing=timing)
+                                   holds_at=holds_at, min_seeds=min_seeds, timing=timing, timing_tolerance=timing_tolerance,
+                                   words=words, bounds=bounds, positive_control=positive_control,
+                                   negative_control=negative_control, fidelity=fidelity, curves=curves)
 
-    def paper_card(self):
-        """The declared claims (id, kind, statement, the paper's value, the test), shown before any result."""
+    def curve(self, name: str, steps, values, label: str = "loss", minimize: bool = True, rtol: float = DEFAULT_RTOL,
+              atol: float = 0.0) -> TrainingCurve:
+        """Record a trained model's curve (`values`: one row per seed, or one row) and judge its convergence
+        with the book's rule (`icml26.convergence`); claims declared with ``curves=(name,)`` are capped at
+        ``inconclusive`` while it has not converged. Draw it with ``.plot()``."""
+        return self.ledger.record_curve(TrainingCurve.build(name, steps, values, label, minimize, rtol, atol))
+
+    def paper_card(self, show_changes: bool = True):
+        """The declared claims (id, kind, statement, the paper's words and value, the region, its controls,
+        the scales), shown before any result; then, when the declarations differ from those of the
+        chapter's published `full` run, the generated table of what changed (`declaration_changes`)."""
         if not self.ledger.claims:
             raise ClaimFailed(f"chapter {self.slug} declared no claims: declare them before showing the paper card")
+        self.ledger.validate_links()
+        if show_changes:
+            changes = self.declaration_changes()
+            if changes is not None and len(changes):
+                from IPython.display import Markdown, display
+
+                display(Markdown("**Declarations changed since the published `full` run** "
+                                 f"(`results/full/{self.slug}.json`; *narrowed*: a weaker test than was declared):"))
+                display(changes)
         return self.ledger.declarations_table()
+
+    def declaration_changes(self):
+        """What changed in the declarations since the published `full` run, as a DataFrame (id, what, old,
+        new, narrowed); None when no `full` run is published."""
+        import pandas as pd
+
+        record = self.published_full(current_only=False)
+        if record is None:
+            return None
+        rows = [vars(c) for c in declaration_changes(self.ledger.claims, record)]
+        return pd.DataFrame(rows, columns=["id", "what", "old", "new", "narrowed"])
 
     def measure(self, id: str, value: Any, note: str = ""):
         """Record the measured value of a declared claim (a number, a boolean, a symbolic value, or a
@@ -167,6 +220,63 @@ class Chapter:
     def results_path(self) -> Path:
         return results_dir(self.scale) / f"{self.slug}.json"
 
+    def published_full(self, current_only: bool = True) -> dict[str, Any] | None:
+        """The chapter's committed `full` results (``results/full/<slug>.json`` of the checkout), with a
+        ``"state"``: ``current`` when its cache key is this checkout's `full` key, else ``stale``. None
+        when none is published, it is a structure run, or (``current_only``) it is stale."""
+        from .paths import repo_root
+
+        path = repo_root() / "results" / "full" / f"{self.slug}.json"
+        if not path.exists():
+            return None
+        record = json.loads(path.read_text())
+        if record.get("preset_scale", record.get("scale")) != "full":
+            return None
+        notebook = notebooks_dir() / f"{self.slug}.ipynb"
+        state = "unknown"
+        if notebook.exists():
+            from .cachekey import chapter_key
+
+            state = "current" if record.get("cache_key") == chapter_key(notebook, "full") else "stale"
+        if current_only and state != "current":
+            return None
+        return {**record, "state": state}
+
+    def glue_full(self, prefix: str = "full") -> dict[str, Any] | None:
+        """Glue the published `full` run's results so that the prose about `full` is generated: for each
+        claim ``{prefix}_<id>_measured``, ``{prefix}_<id>_verdict`` and ``{prefix}_<id>_reason``; each value
+        the run glued as ``{prefix}_<name>``; and ``{prefix}_summary``, a sentence with its counts and
+        commit. Without a current `full` run every key is glued as a sentence saying so (the page builds,
+        and nobody reads a stale number as current). Returns the record used, or None."""
+        record = self.published_full(current_only=True)
+        stale = self.published_full(current_only=False)
+        missing = ("*(no current `full` run: the published one is stale)*" if stale is not None
+                   else "*(no `full` run published)*")
+        names = {c.id for c in self.ledger.claims}
+        if record is None:
+            for claim in self.ledger.claims:
+                for field in ("measured", "verdict", "reason"):
+                    self.glue(f"{prefix}_{claim.id}_{field}", missing, fmt="{}")
+            for name in (stale or {}).get("glued", {}):
+                self.glue(f"{prefix}_{name}", missing, fmt="{}")
+            self.glue(f"{prefix}_summary", missing, fmt="{}")
+            return None
+        claims = {c["id"]: c for c in record_claims(record)}
+        for id in sorted(names | set(claims)):
+            c = claims.get(id)
+            self.glue(f"{prefix}_{id}_measured", c["measured_text"] if c else "*(not in the full run)*", fmt="{}")
+            self.glue(f"{prefix}_{id}_verdict", c["status"] if c else "*(not in the full run)*", fmt="{}")
+            self.glue(f"{prefix}_{id}_reason", (c.get("reason") or "none") if c else "*(not in the full run)*", fmt="{}")
+        for name, value in record.get("glued", {}).items():
+            self.glue(f"{prefix}_{name}", value, fmt="{}" if isinstance(value, str) else None)
+        paper = tally(list(claims.values()), "paper")
+        commit = ((record.get("git") or {}).get("commit") or "unknown")[:10]
+        self.glue(f"{prefix}_summary", f"the published `full` run (commit `{commit}`, "
+                  f"{record.get('timings', {}).get('total', float('nan')):.0f} s, {record.get('preset_variant', 'cpu')}) "
+                  f"reproduced {paper['reproduced']} of {paper['total']} paper claims ({paper['not reproduced']} not "
+                  f"reproduced, {paper['inconclusive']} inconclusive, {paper['not reached']} not reached)", fmt="{}")
+        return record
+
     def cache_key(self) -> str | None:
         """The runner's cache key of this run (`icml26.cachekey`), else computed from the checkout's notebook."""
         if os.environ.get(CACHE_KEY_ENV_VAR):
@@ -183,6 +293,7 @@ class Chapter:
         claims = [c.to_json() for c in self.ledger.claims]
         failed = self.ledger.failed or self.ledger.unmeasured
         return {
+            "contract": CONTRACT,
             "slug": self.slug,
             "title": self.title,
             "scale": self.scale,
@@ -192,6 +303,7 @@ class Chapter:
             "status": "failed" if failed and not self.structure_run else "ok",
             "counts": {kind: tally(claims, kind) for kind in KINDS},
             "claims": claims,
+            "curves": [c.to_json() for c in self.ledger.curves],
             "preset": jsonable(self.preset),
             "timings": {**{k: round(v, 3) for k, v in self.timings.items()}, "total": round(total, 3)},
             "budget_seconds": BUDGET_SECONDS[self.scale],
@@ -225,7 +337,9 @@ class Chapter:
                                    f"(measure them or call not_reached(id, reason)): {', '.join(c.id for c in unmeasured)}")
         failed = self.ledger.failed
         if failed and not self.structure_run:
-            lines = "\n".join(f"  {c.id}: {c.statement} -- measured {c.measured_text}, test {c.comparison}" for c in failed)
-            raise ClaimFailed(f"{len(failed)} claim(s) failed at scale {self.scale!r}, where they are declared to hold:\n{lines}")
+            lines = "\n".join(f"  {c.id}: {c.statement} -- measured {c.measured_text}, region {c.comparison}: {c.status}"
+                              + (f" ({c.reason})" if c.reason else "") for c in failed)
+            raise ClaimFailed(f"{len(failed)} claim(s) not reproduced at scale {self.scale!r}, where they are declared "
+                              f"to hold:\n{lines}")
         return table
 

@@ -1,7 +1,13 @@
-"""Comparisons a claim's measured value is held to (DESIGN.md, "The claims ledger").
+"""Claim regions: the test a claim's measured value is held to (DESIGN.md, "The claims ledger (contract v3)").
 
-Each check knows how to describe itself (for the claims table) and to decide a measured value.
+Each check knows how to describe itself (for the claims table), to decide a single value (`holds`),
+and, for a number, where an *interval* of the measured mean lies against its region (`position`):
+``inside`` (the whole interval in the region), ``outside`` (wholly outside it), ``straddles`` (the
+region's boundary cuts it) or ``undefined`` (a NaN). The ledger reads a claim's verdict from that.
 A NaN, an infinity where a finite number is expected, or a missing value never passes.
+
+Checks serialise (`to_json` / `check_from_json`) so that a results file records each claim's region as
+declared, and two declarations can be compared (`loosens`: the new region strictly contains the old).
 """
 from __future__ import annotations
 
@@ -37,14 +43,76 @@ def _finite(x: float) -> bool:
     return not (math.isnan(x) or math.isinf(x))
 
 
+INSIDE, OUTSIDE, STRADDLES, UNDEFINED = "inside", "outside", "straddles", "undefined"
+POSITIONS = (INSIDE, OUTSIDE, STRADDLES, UNDEFINED)
+
+
 class Check:
-    """Base class: `holds(measured)` decides, `describe()` reads like 'x <= -0.2'."""
+    """Base class: `holds(measured)` decides, `describe()` reads like 'x <= -0.2'.
+
+    A numeric check has a `region()`, the closed interval ``(low, high)`` of values it accepts (with
+    infinities); a non-numeric one (`equals` on a symbol, `is_true`) has none and decides point values.
+    """
 
     def holds(self, measured: Any) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def region(self) -> tuple[float, float] | None:
+        return None
+
+    def to_json(self) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def position(self, low: Any, high: Any | None = None) -> str:
+        """Where the interval ``[low, high]`` (a point when ``high`` is None) lies against the region."""
+        region = self.region()
+        if high is None or region is None:
+            try:
+                if high is not None and python_scalar(low) != python_scalar(high):
+                    return STRADDLES  # an interval against a non-numeric check: no verdict from it
+                x = python_scalar(low)
+                if isinstance(x, float) and math.isnan(x):
+                    return UNDEFINED
+                return INSIDE if self.holds(x) else OUTSIDE
+            except TypeError:
+                return OUTSIDE
+        lo, hi = _as_float(low), _as_float(high)
+        if math.isnan(lo) or math.isnan(hi):
+            return UNDEFINED
+        if lo > hi:
+            raise ValueError(f"interval [{lo}, {hi}]: low exceeds high")
+        r_lo, r_hi = region
+        if r_lo <= lo and hi <= r_hi:
+            return INSIDE
+        if hi < r_lo or lo > r_hi:
+            return OUTSIDE
+        return STRADDLES
+
+    def loosens(self, old: "Check") -> bool:
+        """Whether this region strictly contains `old`'s (a weaker test than the one declared before)."""
+        new_r, old_r = self.region(), old.region()
+        if new_r is None or old_r is None:
+            return False
+        return new_r[0] <= old_r[0] and old_r[1] <= new_r[1] and new_r != old_r
+
+    def check_bounds(self, bounds: tuple[float, float], what: str) -> None:
+        """Raise when the region cannot be reached inside a metric's ``bounds``, or holds for every value
+        in them (a claim that cannot fail)."""
+        region = self.region()
+        lo, hi = (float(b) for b in bounds)
+        if not lo <= hi:
+            raise ValueError(f"{what}: bounds {bounds} must be (low, high) with low <= high")
+        if region is None:
+            return
+        if region[1] < lo or region[0] > hi:
+            raise ValueError(f"{what}: the region ({self.describe()}) cannot be reached by a metric bounded in "
+                             f"[{lo:g}, {hi:g}]: no system could pass it")
+        if region[0] <= lo and hi <= region[1]:
+            raise ValueError(f"{what}: the region ({self.describe()}) holds for every value in [{lo:g}, {hi:g}]: "
+                             "a claim that cannot fail")
 
     def __str__(self) -> str:
         return self.describe()
@@ -61,6 +129,12 @@ class AtMost(Check):
     def describe(self) -> str:
         return f"<= {self.bound:g}"
 
+    def region(self) -> tuple[float, float]:
+        return (-math.inf, self.bound)
+
+    def to_json(self) -> dict:
+        return {"check": "at_most", "bound": self.bound}
+
 
 @dataclass(frozen=True)
 class AtLeast(Check):
@@ -72,6 +146,12 @@ class AtLeast(Check):
 
     def describe(self) -> str:
         return f">= {self.bound:g}"
+
+    def region(self) -> tuple[float, float]:
+        return (self.bound, math.inf)
+
+    def to_json(self) -> dict:
+        return {"check": "at_least", "bound": self.bound}
 
 
 @dataclass(frozen=True)
@@ -89,6 +169,12 @@ class Between(Check):
 
     def describe(self) -> str:
         return f"in [{self.low:g}, {self.high:g}]"
+
+    def region(self) -> tuple[float, float]:
+        return (self.low, self.high)
+
+    def to_json(self) -> dict:
+        return {"check": "between", "low": self.low, "high": self.high}
 
 
 @dataclass(frozen=True)
@@ -108,6 +194,13 @@ class CloseTo(Check):
     def describe(self) -> str:
         tol = " + ".join(t for t in (f"{self.atol:g}" if self.atol else "", f"{self.rtol:g}*|target|" if self.rtol else "") if t)
         return f"= {self.target:g} +/- {tol}"
+
+    def region(self) -> tuple[float, float]:
+        tol = self.atol + self.rtol * abs(self.target)
+        return (self.target - tol, self.target + tol)
+
+    def to_json(self) -> dict:
+        return {"check": "close_to", "target": self.target, "atol": self.atol, "rtol": self.rtol}
 
 
 @dataclass(frozen=True)
@@ -131,6 +224,16 @@ class Equals(Check):
     def describe(self) -> str:
         return f"== {self.expected}"
 
+    def region(self) -> tuple[float, float] | None:
+        if isinstance(self.expected, bool) or not isinstance(python_scalar(self.expected), (int, float)):
+            return None
+        x = float(python_scalar(self.expected))
+        return (x, x) if math.isfinite(x) else None
+
+    def to_json(self) -> dict:
+        expected = python_scalar(self.expected)
+        return {"check": "equals", "expected": expected if isinstance(expected, (bool, int, float, str)) else str(expected)}
+
 
 @dataclass(frozen=True)
 class IsTrue(Check):
@@ -142,6 +245,9 @@ class IsTrue(Check):
 
     def describe(self) -> str:
         return "is true"
+
+    def to_json(self) -> dict:
+        return {"check": "is_true"}
 
 
 def at_most(bound: float) -> AtMost:
@@ -172,3 +278,48 @@ def equals(expected: Any) -> Equals:
 def is_true() -> IsTrue:
     """measured is the boolean True."""
     return IsTrue()
+
+
+def check_from_json(data: dict) -> Check:
+    """The check a results file recorded with `Check.to_json` (``equals`` on a symbol comes back as its string)."""
+    kind = data.get("check")
+    if kind == "at_most":
+        return at_most(data["bound"])
+    if kind == "at_least":
+        return at_least(data["bound"])
+    if kind == "between":
+        return between(data["low"], data["high"])
+    if kind == "close_to":
+        return close_to(data["target"], data.get("atol", 0.0), data.get("rtol", 0.0))
+    if kind == "equals":
+        return equals(data["expected"])
+    if kind == "is_true":
+        return is_true()
+    raise ValueError(f"unknown check {data!r}")
+
+
+_NUMBER = r"(-?(?:inf|nan|\d+(?:\.\d*)?(?:e[-+]?\d+)?))"
+
+
+def check_from_description(text: str) -> Check | None:
+    """The check a pre-v3 results file describes (its ``comparison``: ``<= 0.8``, ``in [0, 1]``, ...), or
+    None when it cannot be read back (``== x``, ``is true``). Used to compare old declarations with new."""
+    import re
+
+    text = str(text).strip()
+    for pattern, make in ((rf"^<= {_NUMBER}$", lambda m: at_most(float(m[1]))),
+                          (rf"^>= {_NUMBER}$", lambda m: at_least(float(m[1]))),
+                          (rf"^in \[{_NUMBER}, {_NUMBER}\]$", lambda m: between(float(m[1]), float(m[2])))):
+        match = re.match(pattern, text)
+        if match:
+            return make(match)
+    match = re.match(rf"^= {_NUMBER} \+/- (.+)$", text)
+    if match:
+        atol = rtol = 0.0
+        for term in match[2].split(" + "):
+            if term.endswith("*|target|"):
+                rtol = float(term[: -len("*|target|")])
+            else:
+                atol = float(term)
+        return close_to(float(match[1]), atol, rtol)
+    return None

@@ -96,6 +96,12 @@ def cmd_run(args) -> int:
     return EXIT_OK if all(r.ok for r in outcome) else EXIT_FAILED
 
 
+def default_jobs() -> int:
+    """Chapters run at once by default: one per core (each computes on one pinned thread,
+    `icml26.chapter.COMPUTE_THREADS`, so its numbers do not depend on this), at most 8."""
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
 def _scorecard_inputs(args):
     from .scorecard import PUBLISHED_SCALE, load_results
 
@@ -105,19 +111,22 @@ def _scorecard_inputs(args):
 
 
 def cmd_list(args) -> int:
-    from .scorecard import _full_text, headline, summary_rows
+    from .scorecard import _full_text, headline, summary_rows, verdict_counts
 
     records, written, full, notebooks_dir = _scorecard_inputs(args)
     rows = summary_rows(records, written, full_records=full, notebooks_dir=notebooks_dir)
     print(headline(rows, args.scale).replace("`", ""))
-    print(f"{'chapter':<26} {'notebook':<9} {'paper':>7} {'derived':>8} {'checks':>7}  last {args.scale} run; full")
+    print("counts: reproduced / not reproduced / inconclusive / not reached of all")
+    print(f"{'chapter':<26} {'notebook':<9} {'paper at full':<28} {'paper at ' + args.scale:<20} {'+ctl':>4} "
+          f"{'derived':>8} {'checks':>7}  last {args.scale} run")
     for r in rows:
         record = records.get(r["slug"])
         last = (f"{record.get('status')}, {record.get('timings', {}).get('total', 0):.0f} s, {record.get('finished', '')}"
                 if record else "none")
-        print(f"{r['slug']:<26} {'yes' if r['slug'] in written else 'not yet':<9} {r['paper reproduced']:>3}/{r['paper claims']:<3} "
-              f"{r['derived reproduced']:>4}/{r['derived claims']:<3} {r['checks passed']:>3}/{r['checks']:<3}  {last}; "
-              f"{_full_text(r['full']).replace('**', '')}")
+        print(f"{r['slug']:<26} {'yes' if r['slug'] in written else 'not yet':<9} "
+              f"{_full_text(r['full']).replace('**', ''):<28} {verdict_counts(r['paper']):<20} "
+              f"{r['paper']['with_positive_control']:>4} {r['derived']['reproduced']:>4}/{r['derived']['total']:<3} "
+              f"{r['check']['reproduced']:>3}/{r['check']['total']:<3}  {last}")
     return EXIT_OK
 
 
@@ -161,9 +170,9 @@ def cmd_book(args) -> int:
         return EXIT_FAILED
     print(f"\nThe book is built: open file://{index.resolve()}")
     findings = [r for r in outcome if r.claims_failed_only]
-    if findings:  # complete runs whose declared claims failed: findings the pages and the scorecard show
-        print("chapters whose claims FAILED where declared (complete runs; their pages and the scorecard show "
-              "the FAILED claims; `repro run` exits non-zero on them): "
+    if findings:  # complete runs with claims not reproduced where declared: findings the pages and scorecard show
+        print("chapters with claims not reproduced where declared to hold (complete runs; their pages and the "
+              "scorecard show each verdict, flagged; `repro run` exits non-zero on them): "
               + ", ".join(f"{r.slug} ({r.claims_failed})" for r in findings), file=sys.stderr)
     if any(not r.ok and not r.claims_failed_only for r in outcome):
         print("some chapters failed; their pages show the error", file=sys.stderr)
@@ -195,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_report.add_argument("--markdown", action="store_true", help="print the scorecard page's Markdown")
     p_book = sub.add_parser("book", help="execute (cached) and build the HTML book")
     common(p_book, "book")
-    p_book.add_argument("--jobs", type=int, default=1)
+    p_book.add_argument("--jobs", type=int, default=None,
+                        help="chapters executed at once (default: one per core, at most 8; each on one pinned thread)")
     p_book.add_argument("--no-execute", dest="execute", action="store_false", help="structure check: build from the stripped notebooks")
     p_book.add_argument("--force", action="store_true", help="re-execute every chapter even if cached")
     return parser
@@ -206,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "scale", None) not in SCALES:  # a bad $ICML26_SCALE default escapes argparse's choices
         parser.error(f"unknown scale {args.scale!r} (from $ICML26_SCALE); valid scales are: {', '.join(SCALES)}")
+    if args.command == "book" and args.jobs is None:
+        args.jobs = default_jobs()
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be at least 1")
     handler = {"run": cmd_run, "list": cmd_list, "report": cmd_report, "book": cmd_book}[args.command]

@@ -1,74 +1,104 @@
-"""The claims ledger, contract v2 (DESIGN.md, "The claims ledger").
+"""The claims ledger, contract v3 (DESIGN.md, "The claims ledger (contract v3)").
 
 A chapter *declares* every claim before any experiment runs (`Ledger.declare`): its statement, its
-kind, the paper's value and source, the test, and the scales at which it must hold. Later cells only
-*measure* (`Ledger.measure`) or say why a claim was `not_reached`. Measuring an undeclared id, or
-finishing with a declared claim never measured, is an error; declaring after the first measurement is
-an error too, so the tests are fixed before any number is seen.
+kind, the paper's value and source, **the paper's words it tests** (quoted), its region (the test), the
+scales at which it must hold, and the claims it rests on: its *positive control* (the same pipeline and
+test where the effect is present by construction), its *negative control* (a `check` where the test
+must fail), its *fidelity* checks (the method's pieces checked against the paper's equations or the
+official code) and the training *curves* of the models it uses. Later cells only *measure*
+(`Ledger.measure`) or say why a claim was `not_reached`. Measuring an undeclared id, finishing with a
+declared claim never measured, declaring after the first measurement, or linking an undeclared id is
+an error, so the tests are fixed before any number is seen.
 
 Kinds (`KINDS`): ``paper`` (a result the paper states), ``derived`` (a consequence of the paper's
-theory that the chapter derives and tests numerically), ``check`` (our own correctness checks). The
-book's headline counts ``paper`` claims only.
+theory), ``check`` (our own correctness checks and controls). The book's headline counts ``paper``.
 
-Status of a measured claim:
+Verdicts (`STATUSES`), read from the measured interval (a `SeedSummary`'s Student-t or bootstrap
+interval of the mean; a point for a deterministic value; the per-round ratios of a `SpeedRatio`):
 
-* ``reproduced``       the measured value passes the test;
-* ``FAILED``           it does not, at a scale where the claim is declared to hold: the run fails;
-* ``not reproduced``   it does not, at a scale where it is not declared to hold (reported, not fatal);
-* ``not reached``      nothing could be measured at this scale, with the reason (FAILED where declared).
+* ``reproduced``      the whole interval lies in the claim's region, every linked curve converged, and a
+                      linked negative control failed as it must;
+* ``not reproduced``  the whole interval lies outside the region **and** power is shown: the positive
+                      control was measured ``reproduced`` in this run, every linked fidelity check is
+                      ``reproduced``, every linked curve converged (a ``check`` needs no power: it is ours);
+* ``inconclusive``    anything else, with its `reason`: the interval straddles the boundary, no positive
+                      control, a fidelity check missing or failed, a model not converged, a NaN, timing
+                      rounds that disagree;
+* ``not reached``     nothing could be measured at this scale (`not_reached`, with the reason).
 
-Declarations decide only whether a failure breaks the run; the status is the same test either way.
+A claim declared to hold at this run's scale whose verdict is not ``reproduced`` is *flagged*
+(`Claim.failed_here`): the run ends in `ClaimFailed`, which protects the book against regressions;
+the flag is separate from the verdict, which is the same test at every scale. A timing claim is never
+flagged (a loaded machine must not break a build).
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import Check, python_scalar
+from .checks import INSIDE, OUTSIDE, STRADDLES, UNDEFINED, Check, check_from_description, check_from_json, python_scalar
+from .convergence import TrainingCurve
 from .scales import SCALES
 from .stats import SeedSummary
+from .timing import SpeedRatio
 
+CONTRACT = 3
 REPRODUCED = "reproduced"
-FAILED = "FAILED"
 NOT_REPRODUCED = "not reproduced"
+INCONCLUSIVE = "inconclusive"
 NOT_REACHED = "not reached"
 PENDING = "not measured"
-STATUSES = (REPRODUCED, FAILED, NOT_REPRODUCED, NOT_REACHED)
+STATUSES = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_REACHED)
+LEGACY_FAILED = "FAILED"
+"""A status of results written before contract v3 (`normalize_claim` reads it)."""
 
 PAPER, DERIVED, CHECK = "paper", "derived", "check"
 KINDS = (PAPER, DERIVED, CHECK)
+NEEDS_POWER = (PAPER, DERIVED)
+"""Kinds whose negative verdict is published in the authors' name, so it needs power shown."""
 SEEDED_SCALES = ("book", "full")
 """Scales at which a claim declared with ``min_seeds`` must be measured over that many seeds."""
+DEFAULT_TIMING_TOLERANCE = 0.5
+"""A timing claim is inconclusive when its largest per-round ratio exceeds the smallest by more than this."""
 
-
-def tally(claims, kind: str | None = None) -> dict[str, int]:
-    """How many of a results file's claims (dicts with a "status") have each status, and in total.
-
-    With ``kind``, only the claims of that kind (results written before contract v2 have no kind and
-    are counted under none).
-    """
-    counts = {status: 0 for status in STATUSES}
-    for claim in claims:
-        if kind is not None and claim.get("kind") != kind:
-            continue
-        counts[claim["status"]] = counts.get(claim["status"], 0) + 1
-    counts["total"] = sum(counts.values())
-    return counts
+NO_POSITIVE_CONTROL = "no power shown: no positive control declared"
+LEGACY_REASON = "no power shown (a verdict from before contract v3)"
 
 
 class ClaimFailed(AssertionError):
-    """Raised at the end of a run when a claim fails at a scale where it is declared to hold."""
+    """Raised at the end of a run when a claim is not reproduced at a scale where it is declared to hold."""
 
 
 class ClaimsIncomplete(ClaimFailed):
     """Raised at the end of a run when a declared claim was never measured."""
 
 
+def _ids(value, id: str, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = (value,)
+    out = tuple(value)
+    if any(not isinstance(v, str) or not v for v in out):
+        raise ValueError(f"claim {id}: {what} must be claim ids (strings), got {value!r}")
+    return out
+
+
+def _scales(holds_at, id: str) -> tuple[str, ...]:
+    if isinstance(holds_at, str):
+        holds_at = (holds_at,)
+    holds_at = tuple(holds_at)
+    unknown = [s for s in holds_at if s not in SCALES]
+    if unknown:
+        raise ValueError(f"claim {id}: unknown scale(s) {unknown} in holds_at; valid scales are {list(SCALES)}")
+    return holds_at
+
+
 @dataclass
 class Claim:
-    """One declared claim and, once measured, its measurement and status at this run's scale."""
+    """One declared claim and, once measured, its measurement, interval, verdict and reason."""
 
     id: str
     statement: str
@@ -80,32 +110,75 @@ class Claim:
     scale: str
     min_seeds: int | None = None
     timing: bool = False
+    timing_tolerance: float = DEFAULT_TIMING_TOLERANCE
+    words: str = ""
+    bounds: tuple[float, float] | None = None
+    positive_control: str | None = None
+    negative_control: str | None = None
+    fidelity: tuple[str, ...] = ()
+    curves: tuple[str, ...] = ()
     measured: Any = None
     spread: SeedSummary | None = None
+    speed: SpeedRatio | None = None
+    interval: tuple[Any, Any] | None = None
+    position: str = ""
     status: str = PENDING
+    reason: str = ""
     note: str = ""
     measured_text: str = field(default="")
+    reached: bool = True
 
     @property
     def comparison(self) -> str:
         return self.check.describe()
 
     @property
-    def declared(self) -> bool:
-        """Whether the claim is declared to hold at this run's scale (a failure then breaks the run)."""
+    def declared_here(self) -> bool:
+        """Whether the claim is declared to hold at this run's scale."""
         return self.scale in self.holds_at
+
+    @property
+    def failed_here(self) -> bool:
+        """Measured, declared to hold at this scale, and not reproduced: the flag that fails the run."""
+        return self.measured_yet and self.declared_here and self.status != REPRODUCED and not self.timing
 
     @property
     def measured_yet(self) -> bool:
         return self.status != PENDING
 
+    def controls_text(self) -> str:
+        parts = []
+        if self.positive_control:
+            parts.append(f"+ {self.positive_control}")
+        if self.negative_control:
+            parts.append(f"- {self.negative_control}")
+        if self.fidelity:
+            parts.append("fidelity " + ", ".join(self.fidelity))
+        if self.curves:
+            parts.append("curves " + ", ".join(self.curves))
+        return "; ".join(parts)
+
+    def declaration(self) -> dict[str, Any]:
+        """The claim as declared (what a results file keeps to show later changes)."""
+        return {"kind": self.kind, "statement": self.statement, "words": self.words, "region": self.check.to_json(),
+                "test": self.comparison, "holds_at": list(self.holds_at), "min_seeds": self.min_seeds,
+                "timing": self.timing, "timing_tolerance": self.timing_tolerance if self.timing else None,
+                "bounds": list(self.bounds) if self.bounds else None, "positive_control": self.positive_control,
+                "negative_control": self.negative_control, "fidelity": list(self.fidelity), "curves": list(self.curves)}
+
     def to_json(self) -> dict[str, Any]:
+        interval = [jsonable(v) for v in self.interval] if self.interval is not None else None
         return {
-            "id": self.id, "statement": self.statement, "kind": self.kind, "paper_value": self.paper_value,
-            "paper_source": self.paper_source, "measured": jsonable(self.measured), "measured_text": self.measured_text,
-            "spread": self.spread.to_json() if self.spread is not None else None, "comparison": self.comparison,
-            "holds_at": list(self.holds_at), "declared": self.declared, "min_seeds": self.min_seeds, "timing": self.timing,
-            "scale": self.scale, "status": self.status, "note": self.note,
+            "id": self.id, "statement": self.statement, "kind": self.kind, "words": self.words,
+            "paper_value": self.paper_value, "paper_source": self.paper_source, "measured": jsonable(self.measured),
+            "measured_text": self.measured_text, "interval": interval, "position": self.position,
+            "spread": self.spread.to_json() if self.spread is not None else None,
+            "speed": self.speed.to_json() if self.speed is not None else None, "comparison": self.comparison,
+            "holds_at": list(self.holds_at), "declared": self.declaration(), "declared_here": self.declared_here,
+            "failed_here": self.failed_here, "min_seeds": self.min_seeds, "timing": self.timing, "scale": self.scale,
+            "status": self.status, "reason": self.reason, "positive_control": self.positive_control,
+            "negative_control": self.negative_control, "fidelity": list(self.fidelity), "curves": list(self.curves),
+            "note": self.note,
         }
 
 
@@ -134,7 +207,7 @@ def jsonable(value: Any) -> Any:
 def format_measured(value: Any) -> str:
     if value is None:
         return "n/a"
-    if isinstance(value, SeedSummary):
+    if isinstance(value, (SeedSummary, SpeedRatio)):
         return value.text()
     if isinstance(value, bool):
         return str(value)
@@ -146,42 +219,115 @@ def format_measured(value: Any) -> str:
     return str(value)
 
 
-def judge(measured: Any, check: Check, holds_at: tuple[str, ...], scale: str) -> str:
-    """The status of one claim (module docstring). A value the check cannot compare is a failure."""
-    declared = scale in holds_at
-    if measured is None:
-        return FAILED if declared else NOT_REACHED
-    try:
-        passed = check.holds(measured)
-    except TypeError:
-        passed = False
-    if passed:
-        return REPRODUCED
-    return FAILED if declared else NOT_REPRODUCED
+def _fmt(x: Any) -> str:
+    x = python_scalar(x)
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
-def _scales(holds_at, id: str) -> tuple[str, ...]:
-    if isinstance(holds_at, str):
-        holds_at = (holds_at,)
-    holds_at = tuple(holds_at)
-    unknown = [s for s in holds_at if s not in SCALES]
-    if unknown:
-        raise ValueError(f"claim {id}: unknown scale(s) {unknown} in holds_at; valid scales are {list(SCALES)}")
-    return holds_at
+def normalize_claim(claim: Mapping[str, Any], contract: int | None) -> dict[str, Any]:
+    """A results file's claim in contract-v3 terms. A claim from before v3 (``contract`` None or < 3)
+    that was FAILED or not reproduced becomes ``inconclusive`` (no power was shown then) unless it is a
+    ``check``, which becomes ``not reproduced``; a v2 ``not reached`` stays."""
+    out = dict(claim)
+    if contract is not None and contract >= CONTRACT:
+        return out
+    status = claim.get("status")
+    if status == LEGACY_FAILED and claim.get("measured_text") == "n/a":  # v2 judged a declared claim not reached FAILED
+        out["status"] = NOT_REACHED
+        out["reason"] = claim.get("note", "")
+    elif status in (LEGACY_FAILED, NOT_REPRODUCED):
+        if claim.get("kind") == CHECK:
+            out["status"] = NOT_REPRODUCED
+        else:
+            out["status"], out["reason"] = INCONCLUSIVE, LEGACY_REASON
+    out["failed_here"] = status == LEGACY_FAILED or (status == NOT_REACHED and bool(claim.get("declared")))
+    return out
+
+
+def record_claims(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A results file's claims in contract-v3 terms (`normalize_claim`)."""
+    return [normalize_claim(c, record.get("contract")) for c in record.get("claims", [])]
+
+
+def tally(claims, kind: str | None = None) -> dict[str, int]:
+    """How many claims (v3 dicts with a "status", see `record_claims`) have each verdict, in total, how
+    many are flagged (failed where declared) and how many have a positive control. With ``kind``, only
+    the claims of that kind."""
+    counts = {status: 0 for status in STATUSES}
+    counts.update(total=0, failed_here=0, with_positive_control=0)
+    for claim in claims:
+        if kind is not None and claim.get("kind") != kind:
+            continue
+        counts[claim["status"]] = counts.get(claim["status"], 0) + 1
+        counts["total"] += 1
+        counts["failed_here"] += bool(claim.get("failed_here"))
+        counts["with_positive_control"] += bool(claim.get("positive_control"))
+    return counts
+
+
+@dataclass(frozen=True)
+class DeclarationChange:
+    id: str
+    what: str
+    old: str
+    new: str
+    narrowed: bool
+
+
+def declaration_changes(current: Sequence[Claim], published: Mapping[str, Any]) -> list[DeclarationChange]:
+    """What changed in the declarations since a published results file: added and removed claims, and
+    each claim's kind, region and scales. *Narrowed* marks a change that weakens what was declared: a
+    scale dropped, a region loosened (it strictly contains the old one), a paper claim demoted or removed."""
+    old_claims = {c["id"]: c for c in published.get("claims", [])}
+    changes = []
+    now = {c.id: c for c in current}
+    for id, old in old_claims.items():
+        if id not in now:
+            changes.append(DeclarationChange(id, "claim", old.get("statement", ""), "(removed)", old.get("kind") != CHECK))
+    for claim in current:
+        old = old_claims.get(claim.id)
+        if old is None:
+            changes.append(DeclarationChange(claim.id, "claim", "(new)", claim.statement, False))
+            continue
+        declared = old.get("declared") if isinstance(old.get("declared"), Mapping) else {}
+        old_kind = declared.get("kind", old.get("kind"))
+        if old_kind and old_kind != claim.kind:
+            demoted = KINDS.index(claim.kind) > KINDS.index(old_kind) if old_kind in KINDS else False
+            changes.append(DeclarationChange(claim.id, "kind", old_kind, claim.kind, demoted))
+        old_test = declared.get("test", old.get("comparison"))
+        if old_test is not None and old_test != claim.comparison:
+            old_check = check_from_json(declared["region"]) if declared.get("region") else check_from_description(old_test)
+            changes.append(DeclarationChange(claim.id, "region", old_test, claim.comparison,
+                                             bool(old_check is not None and claim.check.loosens(old_check))))
+        old_scales = tuple(declared.get("holds_at", old.get("holds_at", [])))
+        if set(old_scales) != set(claim.holds_at):
+            changes.append(DeclarationChange(claim.id, "holds at", ", ".join(old_scales) or "none",
+                                             ", ".join(claim.holds_at) or "none", bool(set(old_scales) - set(claim.holds_at))))
+        for key in ("positive_control", "negative_control"):
+            if key in declared and declared[key] != getattr(claim, key):
+                changes.append(DeclarationChange(claim.id, key.replace("_", " "), str(declared[key] or "none"),
+                                                 str(getattr(claim, key) or "none"), bool(declared[key])
+                                                 and not getattr(claim, key)))
+    return changes
 
 
 class Ledger:
-    """The claims of one chapter run, in the order they were declared."""
+    """The claims of one chapter run, in the order they were declared, and the curves they rest on."""
 
     def __init__(self, scale: str, check_seeds: bool = True):
         self.scale = scale
         self.check_seeds = check_seeds  # off in structure runs, which take smoke's few seeds at another scale
         self._claims: dict[str, Claim] = {}
+        self._curves: dict[str, TrainingCurve] = {}
         self._measuring = False
 
     @property
     def claims(self) -> list[Claim]:
         return list(self._claims.values())
+
+    @property
+    def curves(self) -> list[TrainingCurve]:
+        return list(self._curves.values())
 
     def declare(
         self,
@@ -195,11 +341,19 @@ class Ledger:
         holds_at: tuple[str, ...] | list[str] | str,
         min_seeds: int | None = None,
         timing: bool = False,
+        timing_tolerance: float = DEFAULT_TIMING_TOLERANCE,
+        words: str = "",
+        bounds: tuple[float, float] | None = None,
+        positive_control: str | None = None,
+        negative_control: str | None = None,
+        fidelity: Sequence[str] | str | None = None,
+        curves: Sequence[str] | str | None = None,
     ) -> Claim:
-        """Declare one claim (before any measurement). ``min_seeds``: a method comparison, to be measured
-        as a `SeedSummary` over at least that many seeds at ``book`` and ``full``. ``timing``: the value
-        is a speed ratio (`icml26.timing.interleaved_best`), the one kind of measurement that may vary
-        from run to run."""
+        """Declare one claim (before any measurement); the module docstring says what each field does.
+
+        ``bounds``: the range the measured metric can take (``(0, 1)`` for a success rate): a region that
+        cannot be reached inside it, or that holds for every value in it, is an error here.
+        """
         if self._measuring:
             raise RuntimeError(f"claim {id!r} declared after measurements began: declare every claim in the "
                                "paper card, before any experiment runs")
@@ -213,11 +367,40 @@ class Ledger:
             raise TypeError(f"claim {id}: check must be an icml26 check (at_most, between, ...), got {check!r}")
         if min_seeds is not None and (not isinstance(min_seeds, int) or min_seeds < 1):
             raise ValueError(f"claim {id}: min_seeds must be a positive integer, got {min_seeds!r}")
+        if not isinstance(words, str):
+            raise TypeError(f"claim {id}: words must be the paper's words, quoted (a string), got {words!r}")
+        if not (isinstance(timing_tolerance, (int, float)) and timing_tolerance > 0):
+            raise ValueError(f"claim {id}: timing_tolerance must be a positive number, got {timing_tolerance!r}")
+        if bounds is not None:
+            bounds = (float(bounds[0]), float(bounds[1]))
+            check.check_bounds(bounds, f"claim {id}")
+        positive, negative = _ids(positive_control, id, "positive_control"), _ids(negative_control, id, "negative_control")
+        if len(positive) > 1 or len(negative) > 1:
+            raise ValueError(f"claim {id}: one positive and one negative control at most (a claim id each)")
+        links = (*positive, *negative, *_ids(fidelity, id, "fidelity"))
+        if id in links:
+            raise ValueError(f"claim {id}: a claim cannot be its own control or fidelity check")
         claim = Claim(id=id, statement=statement, kind=kind, paper_value=str(paper_value), paper_source=paper_source,
                       check=check, holds_at=_scales(holds_at, id), scale=self.scale, min_seeds=min_seeds,
-                      timing=bool(timing))
+                      timing=bool(timing), timing_tolerance=float(timing_tolerance), words=words.strip(), bounds=bounds,
+                      positive_control=positive[0] if positive else None, negative_control=negative[0] if negative else None,
+                      fidelity=_ids(fidelity, id, "fidelity"), curves=_ids(curves, id, "curves"))
         self._claims[id] = claim
         return claim
+
+    def validate_links(self) -> None:
+        """Every linked control and fidelity check is a declared claim (called when measuring begins)."""
+        for claim in self._claims.values():
+            for what, ids in (("positive control", (claim.positive_control,)), ("negative control", (claim.negative_control,)),
+                              ("fidelity check", claim.fidelity)):
+                for link in ids:
+                    if link is not None and link not in self._claims:
+                        raise KeyError(f"claim {claim.id}: its {what} {link!r} was never declared")
+
+    def _start_measuring(self) -> None:
+        if not self._measuring:
+            self.validate_links()
+            self._measuring = True
 
     def _declared_claim(self, id: str) -> Claim:
         if id not in self._claims:
@@ -226,11 +409,20 @@ class Ledger:
         claim = self._claims[id]
         if claim.measured_yet:
             raise ValueError(f"claim {id!r} measured twice")
-        self._measuring = True
+        self._start_measuring()
         return claim
 
+    def record_curve(self, curve: TrainingCurve) -> TrainingCurve:
+        """Record a model's training curve; the claims linked to it are judged again."""
+        if curve.name in self._curves:
+            raise ValueError(f"curve {curve.name!r} recorded twice")
+        self._curves[curve.name] = curve
+        self._judge_all()
+        return curve
+
     def measure(self, id: str, value: Any, note: str = "") -> Claim:
-        """Record the measurement of a declared claim and judge it. A `SeedSummary` is tested on its mean."""
+        """Record the measurement of a declared claim and judge it: a `SeedSummary` by its interval of the
+        mean, a `SpeedRatio` by its per-round ratios, anything else as a point."""
         claim = self._declared_claim(id)
         if value is None:
             raise ValueError(f"claim {id}: measured None; use not_reached(id, reason) when nothing could be measured")
@@ -241,11 +433,24 @@ class Ledger:
                                  f"(icml26.stats.over_seeds), got {n}")
         if isinstance(value, SeedSummary):
             claim.spread, claim.measured = value, value.mean
+            claim.interval = (value.ci_low, value.ci_high)
+        elif isinstance(value, SpeedRatio):
+            claim.speed, claim.measured = value, value.value
+            claim.interval = (value.low, value.high)
         else:
             claim.measured = value
+            claim.interval = (value, value) if isinstance(python_scalar(value), (int, float)) and not isinstance(value, bool) else None
+        if claim.interval is not None:
+            try:
+                claim.position = claim.check.position(*claim.interval)
+            except TypeError:
+                claim.position = OUTSIDE
+        else:
+            claim.position = claim.check.position(value)
         claim.measured_text = format_measured(value)
         claim.note = note
-        claim.status = judge(claim.measured, claim.check, claim.holds_at, self.scale)
+        claim.status = INCONCLUSIVE  # judged below, with the rest
+        self._judge_all()
         return claim
 
     def not_reached(self, id: str, reason: str) -> Claim:
@@ -254,13 +459,74 @@ class Ledger:
             raise ValueError(f"claim {id}: not_reached needs a reason")
         claim = self._declared_claim(id)
         claim.measured_text = format_measured(None)
-        claim.note = str(reason)
-        claim.status = judge(None, claim.check, claim.holds_at, self.scale)
+        claim.reached = False
+        claim.status, claim.reason = NOT_REACHED, str(reason)
         return claim
+
+    # -- verdicts -----------------------------------------------------------------------------------------
+    def _unconverged(self, claim: Claim) -> list[str]:
+        out = []
+        for name in claim.curves:
+            curve = self._curves.get(name)
+            if curve is None:
+                out.append(f"curve {name} not recorded")
+            elif not curve.converged:
+                out.append(curve.describe())
+        return out
+
+    def _inside(self, id: str | None) -> bool:
+        """Whether a linked claim came out ``reproduced`` (its interval inside, its curves converged)."""
+        claim = self._claims.get(id) if id else None
+        return bool(claim and claim.reached and claim.position == INSIDE and not self._unconverged(claim))
+
+    def verdict(self, claim: Claim) -> tuple[str, str]:
+        """The claim's status and the reason (module docstring), from its position and what it links to."""
+        if not claim.reached:
+            return NOT_REACHED, claim.reason
+        if not claim.measured_yet:
+            return PENDING, ""
+        unconverged = self._unconverged(claim)
+        if unconverged:
+            return INCONCLUSIVE, "training not converged: " + "; ".join(unconverged)
+        if claim.position == UNDEFINED:
+            return (NOT_REPRODUCED if claim.kind == CHECK else INCONCLUSIVE), "the measured value is not a number (NaN)"
+        if claim.speed is not None and claim.speed.disagreement > claim.timing_tolerance:
+            return INCONCLUSIVE, (f"timing rounds disagree: per-round ratios {claim.speed.low:.3g}-{claim.speed.high:.3g} "
+                                  f"(spread {claim.speed.disagreement:.0%} > declared {claim.timing_tolerance:.0%})")
+        if claim.position == STRADDLES:
+            lo, hi = claim.interval if claim.interval is not None else ("?", "?")
+            return INCONCLUSIVE, f"the interval [{_fmt(lo)}, {_fmt(hi)}] straddles the region ({claim.comparison})"
+        if claim.position == INSIDE:
+            if claim.negative_control and self._claims[claim.negative_control].measured_yet \
+                    and not self._inside(claim.negative_control):
+                return INCONCLUSIVE, (f"the negative control {claim.negative_control} did not come out as it must: "
+                                      "the test does not discriminate")
+            return REPRODUCED, ""
+        if claim.kind not in NEEDS_POWER:
+            return NOT_REPRODUCED, ""
+        missing = []
+        if claim.positive_control is None:
+            missing.append(NO_POSITIVE_CONTROL)
+        elif not self._inside(claim.positive_control):
+            missing.append(f"no power shown: positive control {claim.positive_control} not reproduced")
+        if not claim.fidelity:
+            missing.append("no fidelity check linked")
+        missing += [f"fidelity check {f} not reproduced" for f in claim.fidelity if not self._inside(f)]
+        if claim.speed is None and claim.timing:
+            missing.append("one timing without its rounds (use icml26.timing.speed_ratio)")
+        if missing:
+            return INCONCLUSIVE, "outside the region, but " + "; ".join(missing)
+        return NOT_REPRODUCED, ""
+
+    def _judge_all(self) -> None:
+        for claim in self._claims.values():
+            if claim.measured_yet and claim.reached:
+                claim.status, claim.reason = self.verdict(claim)
 
     @property
     def failed(self) -> list[Claim]:
-        return [c for c in self._claims.values() if c.status == FAILED]
+        """The claims flagged at this scale (declared to hold here, not reproduced)."""
+        return [c for c in self._claims.values() if c.failed_here]
 
     @property
     def unmeasured(self) -> list[Claim]:
@@ -270,18 +536,23 @@ class Ledger:
         """The declared claims as a DataFrame: what will be tested, before any result (the paper card)."""
         import pandas as pd
 
-        rows = [{"id": c.id, "kind": c.kind, "claim": c.statement, "paper": c.paper_value, "source": c.paper_source,
-                 "test": c.comparison + (f" (mean of >= {c.min_seeds} seeds)" if c.min_seeds else ""),
-                 "must hold at": ", ".join(c.holds_at) or "none"} for c in self._claims.values()]
-        columns = ["id", "kind", "claim", "paper", "source", "test", "must hold at"]
+        rows = [{"id": c.id, "kind": c.kind, "claim": c.statement, "paper's words": f"“{c.words}”" if c.words else "",
+                 "paper": c.paper_value, "source": c.paper_source,
+                 "region": c.comparison + (f" (mean of >= {c.min_seeds} seeds)" if c.min_seeds else "")
+                 + (" (timing)" if c.timing else ""),
+                 "controls": c.controls_text(), "must hold at": ", ".join(c.holds_at) or "none"} for c in self._claims.values()]
+        columns = ["id", "kind", "claim", "paper's words", "paper", "source", "region", "controls", "must hold at"]
         return pd.DataFrame(rows, columns=columns).set_index("id")
 
     def table(self):
-        """The claims with their measurements as a pandas DataFrame (what the notebook displays)."""
+        """The claims with their measurements and verdicts as a pandas DataFrame (what the notebook displays)."""
         import pandas as pd
 
-        rows = [{"id": c.id, "kind": c.kind, "claim": c.statement, "paper": c.paper_value, "source": c.paper_source,
-                 "measured": c.measured_text, "test": c.comparison, "must hold at": ", ".join(c.holds_at) or "none",
-                 "status": c.status, "note": c.note} for c in self._claims.values()]
-        columns = ["id", "kind", "claim", "paper", "source", "measured", "test", "must hold at", "status", "note"]
+        rows = [{"id": c.id, "kind": c.kind, "claim": c.statement, "paper's words": f"“{c.words}”" if c.words else "",
+                 "paper": c.paper_value, "measured": c.measured_text, "region": c.comparison,
+                 "controls": c.controls_text(), "must hold at": ", ".join(c.holds_at) or "none",
+                 "verdict": c.status + (" (flagged: declared to hold here)" if c.failed_here else ""),
+                 "reason": c.reason, "note": c.note} for c in self._claims.values()]
+        columns = ["id", "kind", "claim", "paper's words", "paper", "measured", "region", "controls", "must hold at",
+                   "verdict", "reason", "note"]
         return pd.DataFrame(rows, columns=columns).set_index("id")

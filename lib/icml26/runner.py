@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .cachekey import chapter_key
 from .chapter import CACHE_KEY_ENV_VAR
-from .ledger import FAILED, PAPER, REPRODUCED, tally
+from .ledger import PAPER, REPRODUCED, record_claims, tally
 
 CLAIM_FAILED = "ClaimFailed"
 """`icml26.ClaimFailed`'s name, as papermill reports the notebook's exception."""
@@ -64,8 +64,9 @@ class RunResult:
 
     @property
     def claims_failed_only(self) -> bool:
-        """The run reached ``ch.finish()`` and wrote its claims table; it failed only because claims
-        failed where they are declared to hold (a finding, shown as FAILED), not because it crashed."""
+        """The run reached ``ch.finish()`` and wrote its claims table; it failed only because claims were
+        not reproduced where they are declared to hold (flagged: a finding with its verdicts), not because
+        it crashed."""
         return self.status == "failed" and self.error_type == CLAIM_FAILED and self.claims_failed > 0
 
 
@@ -85,9 +86,9 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 def _claims_summary(results_file: Path) -> dict[str, int]:
     """The RunResult claim counts of a results file: all kinds, and the paper claims apart."""
-    claims = json.loads(results_file.read_text()).get("claims", []) if results_file.exists() else []
+    claims = record_claims(json.loads(results_file.read_text())) if results_file.exists() else []
     counts, paper = tally(claims), tally(claims, PAPER)
-    return {"claims_held": counts[REPRODUCED], "claims_total": counts["total"], "claims_failed": counts[FAILED],
+    return {"claims_held": counts[REPRODUCED], "claims_total": counts["total"], "claims_failed": counts["failed_here"],
             "paper_reproduced": paper[REPRODUCED], "paper_total": paper["total"]}
 
 

@@ -1,10 +1,22 @@
-"""Statistics over seeds for method comparisons (DESIGN.md, "Strength").
+"""Statistics over seeds for method comparisons (DESIGN.md, "The claims ledger (contract v3)").
 
-A comparison claim of kind ``paper`` is measured over >= 3 seeds at ``book``. `over_seeds` turns the
-per-seed values into a `SeedSummary`: the mean (what the claim's check tests), its standard error and a
-bootstrap confidence interval of the mean (`scipy.stats.bootstrap`, percentile method, fixed generator
-so the interval is the same run after run). `paired_difference` does the same for per-seed differences
-of two methods run on the same seeds, the usual way to test "A beats B".
+A comparison claim is measured over >= 3 seeds at ``book``. `over_seeds` turns the per-seed values
+into a `SeedSummary`: the mean, its standard error and a confidence interval of the mean, from which
+the ledger reads the claim's verdict (the whole interval inside the claim's region, wholly outside it,
+or straddling it).
+
+The interval (``method``):
+
+* ``t``: fewer than `BOOTSTRAP_MIN_N` values: the Student-t interval ``mean +- t_{(1+c)/2, n-1} * sem``
+  (`scipy.stats.t`). A percentile bootstrap of 3 seeds can never leave their min-max, far too narrow:
+  with 3 seeds the 95 % t multiplier is 4.30 standard errors;
+* ``bootstrap``: `BOOTSTRAP_MIN_N` values or more: a percentile bootstrap of the mean
+  (`scipy.stats.bootstrap`, fixed generator, so the interval is the same run after run);
+* ``point``: one value, or all values equal: no spread was measured (the table shows ``n``);
+* ``undefined``: a non-finite value (a diverged seed): the mean is NaN and no verdict can be read.
+
+`paired_difference` does the same for per-seed differences of two methods run on the same seeds, the
+usual way to test "A beats B".
 """
 from __future__ import annotations
 
@@ -18,11 +30,14 @@ from .checks import python_scalar
 
 BOOTSTRAP_RESAMPLES = 9999
 BOOTSTRAP_SEED = 0
+BOOTSTRAP_MIN_N = 10
+"""From this many values on, the interval is a percentile bootstrap; below it, Student-t."""
+INTERVAL_METHODS = ("t", "bootstrap", "point", "undefined")
 
 
 @dataclass(frozen=True)
 class SeedSummary:
-    """Per-seed values and their mean, standard error and bootstrap interval of the mean."""
+    """Per-seed values and their mean, standard error and confidence interval of the mean."""
 
     values: tuple[float, ...]
     mean: float
@@ -30,6 +45,7 @@ class SeedSummary:
     ci_low: float
     ci_high: float
     confidence: float
+    method: str = "t"
 
     @property
     def n(self) -> int:
@@ -40,13 +56,16 @@ class SeedSummary:
             return x if math.isfinite(x) else str(x)
 
         return {"n": self.n, "mean": num(self.mean), "sem": num(self.sem), "ci_low": num(self.ci_low),
-                "ci_high": num(self.ci_high), "confidence": self.confidence, "values": [num(v) for v in self.values]}
+                "ci_high": num(self.ci_high), "confidence": self.confidence, "interval": self.method,
+                "values": [num(v) for v in self.values]}
 
     def text(self) -> str:
-        """How the claims table shows it: ``0.123 ± 0.004 [0.115, 0.131] (n=5)``."""
+        """How the claims table shows it: ``0.123 ± 0.004 [0.115, 0.131] (n=5, t)``: mean ± standard
+        error, the interval of the mean at `confidence`, the number of values and the interval's method."""
         if self.n == 1:
             return f"{self.mean:.4g} (n=1)"
-        return f"{self.mean:.4g} ± {self.sem:.2g} [{self.ci_low:.4g}, {self.ci_high:.4g}] (n={self.n})"
+        return (f"{self.mean:.4g} ± {self.sem:.2g} [{self.ci_low:.4g}, {self.ci_high:.4g}] "
+                f"(n={self.n}, {self.method})")
 
     def __str__(self) -> str:
         return self.text()
@@ -62,29 +81,45 @@ def _as_values(values: Sequence[float], name: str) -> np.ndarray:
     return arr
 
 
-def over_seeds(values: Sequence[float], confidence: float = 0.95) -> SeedSummary:
-    """Mean, standard error and bootstrap CI of the mean of one value per seed.
+def t_interval(mean: float, sem: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Student-t interval of a mean: ``mean +- t_{(1+confidence)/2, n-1} * sem``."""
+    from scipy import stats
 
-    A NaN (a diverged seed) is kept: the mean is then NaN and no check passes on it.
+    if n < 2:
+        raise ValueError(f"a t interval needs at least 2 values, got {n}")
+    half = float(stats.t.ppf((1 + confidence) / 2, df=n - 1)) * sem
+    return mean - half, mean + half
+
+
+def over_seeds(values: Sequence[float], confidence: float = 0.95) -> SeedSummary:
+    """Mean, standard error and confidence interval of the mean of one value per seed (module docstring).
+
+    A NaN (a diverged seed) is kept: the mean and the interval are then NaN, and no verdict is read.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
     arr = _as_values(values, "over_seeds")
     mean = float(arr.mean())
-    if arr.size == 1 or not np.all(np.isfinite(arr)):
-        sem = float("nan")
+    if not np.all(np.isfinite(arr)):
+        nan = float("nan")
+        return SeedSummary(tuple(float(v) for v in arr), nan, nan, nan, nan, confidence, "undefined")
+    if arr.size == 1:
+        return SeedSummary((mean,), mean, float("nan"), mean, mean, confidence, "point")
+    sem = float(arr.std(ddof=1) / math.sqrt(arr.size))
+    if np.ptp(arr) == 0:
         low = high = mean
+        method = "point"
+    elif arr.size < BOOTSTRAP_MIN_N:
+        low, high = t_interval(mean, sem, arr.size, confidence)
+        method = "t"
     else:
-        sem = float(arr.std(ddof=1) / math.sqrt(arr.size))
-        if np.ptp(arr) == 0:
-            low = high = mean
-        else:
-            from scipy import stats
+        from scipy import stats
 
-            res = stats.bootstrap((arr,), np.mean, confidence_level=confidence, n_resamples=BOOTSTRAP_RESAMPLES,
-                                  method="percentile", rng=np.random.default_rng(BOOTSTRAP_SEED))
-            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return SeedSummary(tuple(float(v) for v in arr), mean, sem, low, high, confidence)
+        res = stats.bootstrap((arr,), np.mean, confidence_level=confidence, n_resamples=BOOTSTRAP_RESAMPLES,
+                              method="percentile", rng=np.random.default_rng(BOOTSTRAP_SEED))
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        method = "bootstrap"
+    return SeedSummary(tuple(float(v) for v in arr), mean, sem, low, high, confidence, method)
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> SeedSummary:

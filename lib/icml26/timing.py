@@ -1,27 +1,90 @@
-"""How the book compares speeds: as ratios of best times measured in one process, interleaved.
+"""How the book compares speeds: as ratios of times measured in one process, interleaved.
 
 Wall-clock times on a shared machine are noisy; running the contenders in turn, round after round,
 exposes all of them to the same load, and the minimum over rounds is the least disturbed time.
+
+A *timing claim* (``timing=True`` in `Chapter.declare`) is measured with `speed_ratio`: the ratio of
+best times, and beside it the ratio within each round, which shows how far the rounds agree. The ledger
+reads the verdict from the per-round ratios and calls it ``inconclusive`` when they disagree beyond the
+claim's declared tolerance (a loaded machine), never a failure: a timing claim never breaks a build.
+The contenders run on the chapter's pinned threads (`icml26.chapter.pin_threads`).
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 
-def interleaved_best(contenders: Mapping[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Best wall time in seconds of each callable over `rounds` rounds, the callables run in turn."""
+class BestTimes(dict):
+    """Best seconds per contender (a plain dict of floats), with the seconds of every round in `rounds`."""
+
+    rounds: list[dict[str, float]]
+
+
+def interleaved_best(contenders: Mapping[str, Callable[[], object]], rounds: int) -> BestTimes:
+    """Best wall time in seconds of each callable over `rounds` rounds, the callables run in turn; the
+    seconds of each round are kept in the result's ``rounds``."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     if not contenders:
         raise ValueError("interleaved_best needs at least one callable")
-    best = {name: float("inf") for name in contenders}
+    per_round = []
     for _ in range(rounds):
+        seconds = {}
         for name, fn in contenders.items():
             start = time.perf_counter()
             fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+            seconds[name] = time.perf_counter() - start
+        per_round.append(seconds)
+    best = BestTimes({name: min(r[name] for r in per_round) for name in contenders})
+    best.rounds = per_round
     return best
+
+
+@dataclass(frozen=True)
+class SpeedRatio:
+    """A speed ratio ``numerator time / denominator time``: of best times (`value`) and within each round."""
+
+    value: float
+    per_round: tuple[float, ...]
+    numerator: str
+    denominator: str
+
+    @property
+    def low(self) -> float:
+        return min(self.per_round)
+
+    @property
+    def high(self) -> float:
+        return max(self.per_round)
+
+    @property
+    def disagreement(self) -> float:
+        """How far the rounds disagree: the largest per-round ratio over the smallest, minus 1."""
+        return self.high / self.low - 1 if self.low > 0 else math.inf
+
+    def text(self) -> str:
+        return (f"{self.value:.3g}x (rounds {self.low:.3g}-{self.high:.3g}, n={len(self.per_round)}; "
+                f"{self.numerator} / {self.denominator})")
+
+    def to_json(self) -> dict:
+        return {"value": self.value, "per_round": list(self.per_round), "numerator": self.numerator,
+                "denominator": self.denominator, "disagreement": self.disagreement}
+
+
+def speed_ratio(times: BestTimes, numerator: str, denominator: str) -> SpeedRatio:
+    """``times[numerator] / times[denominator]`` from one `interleaved_best` run, with the ratio per round.
+    For "A is k times faster than B" the numerator is B (the slower time) and the denominator A."""
+    rounds = getattr(times, "rounds", None)
+    if not rounds:
+        raise ValueError("speed_ratio needs the per-round times of interleaved_best (its result's .rounds)")
+    for name in (numerator, denominator):
+        if name not in times:
+            raise KeyError(f"speed_ratio: no contender {name!r}; timed: {', '.join(times)}")
+    per_round = tuple(r[numerator] / r[denominator] for r in rounds)
+    return SpeedRatio(times[numerator] / times[denominator], per_round, numerator, denominator)
 
 
 BENCH_DIR_ENV_VAR = "ICML26_BENCH_DIR"

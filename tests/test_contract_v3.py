@@ -1,0 +1,418 @@
+"""Contract v3 of the claims ledger (DESIGN.md; issue "Claims contract v3"): each rule has a test here
+that fails without it. Verdicts read from intervals, Student-t intervals, power before a negative
+verdict, declarations that carry the paper's words and their links, convergence, full results glued
+into the prose, declaration changes, the v3 scorecard and results JSON, timing claims, the reader's page."""
+import json
+import math
+
+import nbformat
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+import icml26
+from icml26 import checks
+from icml26.chapter import Chapter
+from icml26.convergence import TrainingCurve, tail_improvement
+from icml26.ledger import (INCONCLUSIVE, NOT_REACHED, NOT_REPRODUCED, REPRODUCED, declaration_changes, normalize_claim,
+                           tally)
+from icml26.timing import BestTimes, interleaved_best, speed_ratio
+
+PRESETS = {"smoke": {"n": 1}, "book": {"n": 2}, "full": {"n": 3}}
+
+
+def _chapter(scale="book", slug="test-v3"):
+    return Chapter(slug, scale=scale, seed=0, presets=PRESETS, title="Contract v3")
+
+
+def _paper(ch, id, check=None, holds_at=(), **links):
+    return ch.declare(id, f"claim {id}", kind="paper", paper="> 0", source="abstract", words="A outperforms B",
+                      check=check or checks.at_least(0.0), holds_at=holds_at, **links)
+
+
+def _check(ch, id, check=None, holds_at=()):
+    return ch.declare(id, f"check {id}", kind="check", paper="-", source="ours", check=check or checks.at_least(0.0),
+                      holds_at=holds_at)
+
+
+# -- 1. verdicts from the interval ------------------------------------------------------------------------
+@pytest.mark.parametrize("check, interval, position", [
+    (checks.at_least(0.0), (0.1, 0.3), "inside"), (checks.at_least(0.0), (-0.1, 0.3), "straddles"),
+    (checks.at_least(0.0), (-0.3, -0.1), "outside"), (checks.at_most(1.0), (0.2, 1.0), "inside"),
+    (checks.between(0, 1), (-0.5, 0.5), "straddles"), (checks.between(0, 1), (1.5, 2.0), "outside"),
+    (checks.close_to(1.0, atol=0.1), (0.95, 1.05), "inside"), (checks.at_least(0.0), (float("nan"), 1.0), "undefined"),
+])
+def test_a_region_places_an_interval(check, interval, position):
+    assert check.position(*interval) == position
+
+
+def test_the_verdict_is_read_from_the_whole_interval_not_the_mean():
+    ch = _chapter()
+    for id in ("inside", "straddles", "outside"):
+        _paper(ch, id)
+    # the mean of each is > 0, so v2 (a test on the mean) called all three reproduced
+    assert ch.measure("inside", icml26.over_seeds([0.30, 0.35, 0.40])).status == REPRODUCED
+    straddles = ch.measure("straddles", icml26.over_seeds([0.5, -0.3, 0.1]))
+    assert straddles.status == INCONCLUSIVE and "straddles" in straddles.reason
+    outside = ch.measure("outside", icml26.over_seeds([-0.5, -0.4, -0.45]))
+    assert outside.status == INCONCLUSIVE and "no positive control" in outside.reason
+
+
+# -- 2. honest intervals --------------------------------------------------------------------------------
+@pytest.mark.parametrize("n, t975", [(2, 12.706205), (3, 4.302653), (5, 2.776445), (9, 2.306004)])
+def test_fewer_than_ten_values_get_a_student_t_interval(n, t975):
+    values = np.linspace(0.0, 1.0, n)
+    s = icml26.over_seeds(values)
+    sem = values.std(ddof=1) / math.sqrt(n)
+    assert s.method == "t" and s.sem == pytest.approx(sem)
+    assert s.ci_high - s.mean == pytest.approx(t975 * sem, rel=1e-5) and s.mean - s.ci_low == pytest.approx(t975 * sem, rel=1e-5)
+    assert scipy_stats.t.ppf(0.975, n - 1) == pytest.approx(t975, rel=1e-6)
+    if n == 3:  # a percentile bootstrap of 3 values never leaves their min-max; the t interval does
+        assert s.ci_low < values.min() and s.ci_high > values.max()
+
+
+def test_ten_values_or_more_get_a_bootstrap_and_the_table_shows_n_and_method():
+    s = icml26.over_seeds(np.arange(12.0))
+    assert s.method == "bootstrap" and s.ci_low < s.mean < s.ci_high
+    assert "(n=12, bootstrap)" in s.text() and s.to_json()["interval"] == "bootstrap"
+    assert "(n=3, t)" in icml26.over_seeds([1.0, 2.0, 4.0]).text()
+
+
+# -- 3. declarations carry the words, the region, the links; power before a negative verdict ------------
+def test_not_reproduced_needs_a_reproduced_positive_control_and_fidelity_checks():
+    ch = _chapter()
+    _paper(ch, "C1", positive_control="P", fidelity=("F",))
+    _paper(ch, "C2", positive_control="Pbad", fidelity=("F",))
+    _paper(ch, "C3", positive_control="P", fidelity=("Fbad",))
+    _paper(ch, "C4", positive_control="P")
+    _check(ch, "P"), _check(ch, "Pbad"), _check(ch, "F"), _check(ch, "Fbad")
+    ch.measure("P", icml26.over_seeds([0.4, 0.5, 0.6]))     # the planted effect is found
+    ch.measure("Pbad", icml26.over_seeds([-0.1, 0.2, 0.0]))  # the pipeline could not find a planted effect
+    ch.measure("F", 1.0)
+    ch.measure("Fbad", -1.0)
+    below = [-0.5, -0.4, -0.45]
+    assert ch.measure("C1", icml26.over_seeds(below)).status == NOT_REPRODUCED
+    c2 = ch.measure("C2", icml26.over_seeds(below))
+    assert c2.status == INCONCLUSIVE and "positive control Pbad not reproduced" in c2.reason
+    c3 = ch.measure("C3", icml26.over_seeds(below))
+    assert c3.status == INCONCLUSIVE and "fidelity check Fbad not reproduced" in c3.reason
+    c4 = ch.measure("C4", icml26.over_seeds(below))
+    assert c4.status == INCONCLUSIVE and "no fidelity check linked" in c4.reason
+
+
+def test_a_negative_verdict_waits_for_its_controls_measured_later():
+    ch = _chapter()
+    _paper(ch, "C1", positive_control="P", fidelity="F")
+    _check(ch, "P"), _check(ch, "F")
+    assert ch.measure("C1", -1.0).status == INCONCLUSIVE  # its controls are not measured yet
+    ch.measure("P", 1.0)
+    ch.measure("F", 1.0)
+    assert ch.ledger.claims[0].status == NOT_REPRODUCED
+
+
+def test_a_reproduced_claim_whose_negative_control_does_not_fail_is_inconclusive():
+    ch = _chapter()
+    _paper(ch, "C1", negative_control="N")
+    _check(ch, "N", checks.at_most(0.01))  # the test on shuffled labels must find no gain
+    ch.measure("C1", 0.3)
+    claim = ch.ledger.claims[0]
+    assert claim.status == REPRODUCED
+    ch.measure("N", 0.25)  # ... but it finds one: the test does not discriminate
+    assert claim.status == INCONCLUSIVE and "negative control N" in claim.reason
+
+
+def test_declarations_are_checked_for_links_bounds_and_words():
+    ch = _chapter()
+    with pytest.raises(ValueError, match="cannot be reached"):
+        _paper(ch, "R", check=checks.at_least(1.2), bounds=(0, 1))
+    with pytest.raises(ValueError, match="cannot fail"):
+        _paper(ch, "U", check=checks.at_least(0.0), bounds=(0, 1))
+    with pytest.raises(ValueError, match="own control"):
+        _paper(ch, "S", positive_control="S")
+    with pytest.raises(TypeError, match="words"):
+        ch.declare("W", "w", kind="paper", paper="1", source="-", check=checks.at_least(0), holds_at=(), words=3)
+    _paper(ch, "C1", positive_control="missing")
+    with pytest.raises(KeyError, match="positive control 'missing' was never declared"):
+        ch.measure("C1", 1.0)
+
+
+def test_the_paper_card_shows_words_region_controls_and_scales():
+    ch = _chapter()
+    _paper(ch, "C1", positive_control="P", negative_control="N", fidelity="F", curves="fit", holds_at=("book",))
+    _check(ch, "P"), _check(ch, "N"), _check(ch, "F")
+    card = ch.paper_card(show_changes=False)
+    assert card.loc["C1", "paper's words"] == "“A outperforms B”" and card.loc["C1", "region"] == ">= 0"
+    assert card.loc["C1", "controls"] == "+ P; - N; fidelity F; curves fit" and card.loc["C1", "must hold at"] == "book"
+
+
+# -- 4. convergence --------------------------------------------------------------------------------------
+def test_the_convergence_rule():
+    steps = np.arange(1, 101)
+    assert tail_improvement(steps, 1 + np.exp(-steps / 10)).converged  # flat over the last fifth
+    assert not tail_improvement(steps, 10 - 0.05 * steps).converged  # still falling 1 per fifth
+    assert not tail_improvement(steps, 0.05 * steps, minimize=False).converged  # a metric still rising
+    noisy = 1 + 0.02 * np.random.default_rng(0).standard_normal(100)
+    assert tail_improvement(steps, noisy, rtol=0.05).converged  # noise is not improvement
+    assert not tail_improvement(steps, np.r_[np.ones(99), np.nan]).converged
+    with pytest.raises(ValueError, match="at least 6 points"):
+        tail_improvement([1, 2, 3], [1, 1, 1])
+    with pytest.raises(ValueError, match="increase"):
+        tail_improvement([1, 2, 2, 3, 4, 5], [1] * 6)
+
+
+def test_an_unconverged_model_caps_its_claims_at_inconclusive(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    ch = _chapter()
+    _paper(ch, "C1", curves="fit", holds_at=("book",))
+    _paper(ch, "C2", curves="never-recorded")
+    steps = np.arange(1, 51)
+    curve = ch.curve("fit", steps, [10 - 0.1 * steps, 5 - 0.0 * steps], label="validation loss")
+    assert not curve.converged and "1 of 2 seeds" in curve.describe()
+    c1 = ch.measure("C1", 0.5)  # inside its region, yet not trustworthy
+    assert c1.status == INCONCLUSIVE and "not converged" in c1.reason and c1.failed_here
+    c2 = ch.measure("C2", 0.5)
+    assert c2.status == INCONCLUSIVE and "curve never-recorded not recorded" in c2.reason
+    ax = curve.plot()
+    assert ax.get_xlabel() == "training step" and ax.get_ylabel() == "validation loss" and "NOT converged" in ax.get_title()
+    with pytest.raises(icml26.ClaimFailed):
+        ch.finish(show=False)
+    record = json.loads((tmp_path / "book" / "test-v3.json").read_text())
+    assert record["curves"][0]["name"] == "fit" and record["curves"][0]["converged"] is False
+    with pytest.raises(ValueError, match="one value per step"):
+        TrainingCurve.build("bad", [1, 2, 3], [[1, 2]])
+
+
+# -- 5. the published full results in the prose ----------------------------------------------------------
+def _publish(root, slug, record):
+    (root / "results" / "full").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "full" / f"{slug}.json").write_text(json.dumps(record))
+
+
+def _root(tmp_path, monkeypatch, slug="test-v3"):
+    import icml26.paths
+
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, root / "notebooks" / f"{slug}.ipynb")
+    monkeypatch.setattr(icml26.paths, "repo_root", lambda: root)
+    monkeypatch.setattr("icml26.chapter.notebooks_dir", lambda: root / "notebooks")
+    return root
+
+
+def _full_record(key, claims, glued=None):
+    return {"contract": 3, "scale": "full", "preset_scale": "full", "cache_key": key, "counts": {}, "claims": claims,
+            "glued": glued or {}, "git": {"commit": "0123456789abc"}, "timings": {"total": 1234.0}}
+
+
+def _claim_json(id, status, measured_text, kind="paper", reason=""):
+    return {"id": id, "kind": kind, "status": status, "measured_text": measured_text, "reason": reason,
+            "statement": id, "comparison": ">= 0", "holds_at": ["book", "full"], "paper_value": "p", "paper_source": "s"}
+
+
+def test_glue_full_glues_the_current_published_run_and_says_when_there_is_none(tmp_path, monkeypatch):
+    from icml26.cachekey import chapter_key
+
+    root = _root(tmp_path, monkeypatch)
+    ch = _chapter()
+    _paper(ch, "C1")
+    assert ch.glue_full() is None and ch.glued["full_C1_measured"] == "*(no `full` run published)*"
+    key = chapter_key(root / "notebooks" / "test-v3.ipynb", "full")
+    _publish(root, "test-v3", _full_record("an-old-key", [_claim_json("C1", "reproduced", "0.5")]))
+    ch2 = _chapter()
+    _paper(ch2, "C1")
+    assert ch2.glue_full() is None and "stale" in ch2.glued["full_C1_verdict"]  # a stale number is never shown
+    _publish(root, "test-v3", _full_record(key, [_claim_json("C1", "not reproduced", "-0.2 ± 0.01 [-0.25, -0.15] (n=5, t)")],
+                                           glued={"gap": 0.123}))
+    ch3 = _chapter()
+    _paper(ch3, "C1")
+    record = ch3.glue_full()
+    assert record is not None and record["state"] == "current"
+    assert ch3.glued["full_C1_verdict"] == "not reproduced" and ch3.glued["full_C1_measured"].startswith("-0.2")
+    assert ch3.glued["full_gap"] == 0.123
+    assert "reproduced 0 of 1 paper claims (1 not reproduced" in ch3.glued["full_summary"] and "0123456789" in ch3.glued["full_summary"]
+
+
+def test_the_typed_number_rule(tmp_path):
+    from icml26.prose import typed_numbers
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("ch.declare('C1', 's', kind='paper', paper='SROCC 0.954', words='from 0.30 to 0.60', "
+                                  "source='abstract', check=icml26.at_least(0), holds_at=())"),
+        nbformat.v4.new_markdown_cell(
+            "The paper reports 0.954 and 0.30 (allowed: the paper card). We measured 0.731 at full.\n"
+            "Glued: {glue:text}`gap:.3f`, math $x = 0.5$, code `lr=0.25`, Sec. 4.2, Table 3.1, arXiv 2605.12494.\n"
+            "A constant of the method, 0.999 <!-- number-ok: Adam's beta2 -->\n"
+            "```\n1.5 in a code block\n```\n"),
+    ]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    assert [t.number for t in typed_numbers(path)] == ["0.731"]
+
+
+# -- 6. declaration changes since the published full run -------------------------------------------------
+def test_declaration_changes_show_what_changed_and_mark_narrowing():
+    ch = _chapter()
+    _paper(ch, "C1", check=checks.at_least(-0.1), holds_at=("full",))  # was >= 0 at book and full: narrowed twice
+    _paper(ch, "C2", check=checks.at_least(0.1), holds_at=("book", "full"))  # stricter: changed, not narrowed
+    _paper(ch, "C4")  # new
+    published = {"claims": [
+        {"id": "C1", "kind": "paper", "statement": "C1", "comparison": ">= 0", "holds_at": ["book", "full"]},  # a v2 file
+        {"id": "C2", "kind": "paper", "statement": "C2", "declared": {"kind": "paper", "test": ">= 0",
+                                                                        "region": {"check": "at_least", "bound": 0.0},
+                                                                        "holds_at": ["book", "full"]}},
+        {"id": "C3", "kind": "paper", "statement": "C3", "comparison": ">= 0", "holds_at": ["full"]},  # removed
+    ]}
+    changes = {(c.id, c.what): c for c in declaration_changes(ch.ledger.claims, published)}
+    assert changes[("C1", "region")].narrowed and changes[("C1", "region")].old == ">= 0"
+    assert changes[("C1", "holds at")].narrowed and changes[("C1", "holds at")].new == "full"
+    assert not changes[("C2", "region")].narrowed and ("C2", "holds at") not in changes
+    assert changes[("C3", "claim")].narrowed and changes[("C3", "claim")].new == "(removed)"
+    assert not changes[("C4", "claim")].narrowed
+
+
+def test_the_paper_card_shows_the_changes_table(tmp_path, monkeypatch, capsys):
+    root = _root(tmp_path, monkeypatch)
+    _publish(root, "test-v3", _full_record("k", [_claim_json("C1", "reproduced", "0.5")]))
+    ch = _chapter()
+    _paper(ch, "C1", check=checks.at_least(-1.0), holds_at=("book", "full"))
+    changes = ch.declaration_changes()
+    assert list(changes["what"]) == ["region"] and bool(changes["narrowed"].iloc[0])
+
+
+# -- 7. legacy results, the scorecard and the CLI headline -----------------------------------------------
+def test_results_from_before_v3_read_as_inconclusive_never_silently_not_reproduced():
+    assert normalize_claim({"kind": "paper", "status": "FAILED", "measured": 0.2}, None)["status"] == INCONCLUSIVE
+    assert normalize_claim({"kind": "derived", "status": "not reproduced", "measured": 0.2}, 2)["status"] == INCONCLUSIVE
+    assert normalize_claim({"kind": "check", "status": "FAILED", "measured": 0.2}, 2)["status"] == NOT_REPRODUCED
+    reached = normalize_claim({"kind": "paper", "status": "FAILED", "measured_text": "n/a", "note": "needs a GPU"}, 2)
+    assert reached["status"] == NOT_REACHED and reached["failed_here"]
+    assert normalize_claim({"kind": "paper", "status": "not reproduced"}, 3)["status"] == NOT_REPRODUCED  # v3 as written
+
+
+def test_the_scorecard_headline_counts_four_verdicts_at_current_full_runs(tmp_path):
+    import shutil
+
+    from icml26.cachekey import chapter_key
+    from icml26.scorecard import headline, render_markdown, summary_rows
+
+    from toy_chapter import ROOT
+
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    for slug in ("lion", "mbr"):
+        shutil.copy2(ROOT / "notebooks" / "lion.ipynb", notebooks / f"{slug}.ipynb")
+    claims = [_claim_json("A", "reproduced", "1", reason=""), _claim_json("B", "not reproduced", "-1"),
+              _claim_json("C", "inconclusive", "0", reason="the interval straddles"), _claim_json("D", "not reached", "n/a"),
+              {**_claim_json("E", "reproduced", "1"), "positive_control": "P"}, _claim_json("P", "reproduced", "1", kind="check")]
+    full = {"lion": _full_record(chapter_key(notebooks / "lion.ipynb", "full"), claims),
+            "mbr": _full_record("stale-key", claims)}
+    book = {"lion": {"contract": 3, "status": "ok", "claims": claims}}
+    rows = summary_rows(book, {"lion", "mbr"}, full_records=full, notebooks_dir=notebooks)
+    text = headline(rows, "book")
+    assert "2 / 1 / 1 / 1 of 5 over 1 current `full` runs (1 stale, not counted)" in text
+    assert "at `book`: 2 / 1 / 1 / 1 of 5" in text and "our own checks: 1 of 1 passed" in text
+    lion = next(r for r in rows if r["slug"] == "lion")
+    assert lion["paper"]["with_positive_control"] == 1 and lion["full"]["state"] == "current"
+    page = render_markdown(book, "book", {"lion", "mbr"}, full_records=full, notebooks_dir=notebooks)
+    assert "(**stale**)" in page and "**inconclusive**: the interval straddles" in page
+
+
+def test_make_book_uses_every_core_by_default():
+    from icml26.cli import build_parser, default_jobs
+
+    assert default_jobs() == min(8, max(1, __import__("os").cpu_count() or 1))
+    from toy_chapter import ROOT
+
+    makefile = (ROOT / "Makefile").read_text()
+    assert "JOBS ?=\n" in makefile and "--jobs 1" not in makefile
+    assert build_parser().parse_args(["book"]).jobs is None  # main() fills in default_jobs()
+
+
+# -- 9. the results JSON speaks v3 -----------------------------------------------------------------------
+def test_the_results_json_speaks_v3(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    ch = _chapter()
+    _paper(ch, "C1", positive_control="P", negative_control="N", fidelity="F", holds_at=("book",))
+    _check(ch, "P"), _check(ch, "N", checks.at_most(0.0)), _check(ch, "F")
+    for id, v in (("P", 1.0), ("N", 0.0), ("F", 1.0)):
+        ch.measure(id, v)
+    ch.measure("C1", icml26.over_seeds([0.2, 0.3, 0.25]))
+    ch.finish(show=False)
+    record = json.loads((tmp_path / "book" / "test-v3.json").read_text())
+    c1 = record["claims"][0]
+    assert record["contract"] == 3 and c1["status"] == "reproduced" and c1["reason"] == ""
+    assert (c1["words"], c1["positive_control"], c1["negative_control"], c1["fidelity"]) == ("A outperforms B", "P", "N", ["F"])
+    assert c1["declared"]["region"] == {"check": "at_least", "bound": 0.0} and c1["declared"]["holds_at"] == ["book"]
+    assert {"n", "mean", "sem", "ci_low", "ci_high", "values"} <= set(c1["spread"])
+    assert c1["interval"] == pytest.approx([c1["spread"]["ci_low"], c1["spread"]["ci_high"]])
+    assert tally(record["claims"])["reproduced"] == 4
+
+
+# -- 10. timing claims ------------------------------------------------------------------------------------
+def _times(rounds):
+    best = BestTimes({k: min(r[k] for r in rounds) for k in rounds[0]})
+    best.rounds = rounds
+    return best
+
+
+def test_a_timing_claim_with_disagreeing_rounds_is_inconclusive_and_never_breaks_a_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("ICML26_RESULTS_DIR", str(tmp_path))
+    ch = _chapter()
+    for id in ("steady", "loaded", "slow"):
+        ch.declare(id, "ours >= 3x faster", kind="paper", paper=">= 3x", source="abstract", check=checks.at_least(3.0),
+                   holds_at=("book",), timing=True, timing_tolerance=0.5, positive_control="P", fidelity="F")
+    _check(ch, "P"), _check(ch, "F")
+    ch.measure("P", 1.0), ch.measure("F", 1.0)
+    steady = _times([{"ours": 1.0, "peer": 4.0}, {"ours": 1.1, "peer": 4.2}, {"ours": 1.0, "peer": 4.1}])
+    ratio = speed_ratio(steady, "peer", "ours")
+    assert ratio.value == pytest.approx(4.0) and len(ratio.per_round) == 3
+    assert ch.measure("steady", ratio).status == REPRODUCED
+    loaded = _times([{"ours": 1.0, "peer": 4.0}, {"ours": 3.0, "peer": 3.3}, {"ours": 1.0, "peer": 4.0}])
+    claim = ch.measure("loaded", speed_ratio(loaded, "peer", "ours"))
+    assert claim.status == INCONCLUSIVE and "rounds disagree" in claim.reason and not claim.failed_here
+    slow = _times([{"ours": 1.0, "peer": 1.2}, {"ours": 1.0, "peer": 1.25}])
+    claim = ch.measure("slow", speed_ratio(slow, "peer", "ours"))
+    assert claim.status == NOT_REPRODUCED and not claim.failed_here  # a verdict, but never a broken build
+    ch.finish(show=False)  # no ClaimFailed
+
+
+def test_interleaved_best_keeps_every_round():
+    best = interleaved_best({"a": lambda: None, "b": lambda: None}, rounds=4)
+    assert len(best.rounds) == 4 and best["a"] == min(r["a"] for r in best.rounds)
+    with pytest.raises(ValueError, match="per-round"):
+        speed_ratio({"a": 1.0, "b": 2.0}, "a", "b")
+
+
+# -- 11. the reader's page -------------------------------------------------------------------------------
+def test_a_complete_run_with_flagged_claims_is_staged_without_exception_banners(tmp_path):
+    from icml26.bookbuild import PAPERMILL_ERROR_TAG, stage_notebook
+
+    nb = nbformat.v4.new_notebook()
+    banner = nbformat.v4.new_markdown_cell('<span style="color:red">An Exception was encountered at In [19]</span>')
+    banner.metadata["tags"] = [PAPERMILL_ERROR_TAG]
+    declare = nbformat.v4.new_code_cell("ch.declare('C1', 'x', kind='paper', paper='1', source='-', check=c, holds_at=())\n"
+                                        "ch.paper_card()")
+    finish = nbformat.v4.new_code_cell("ch.finish()")
+    finish.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "the claims table"}),
+                      nbformat.v4.new_output("error", ename="ClaimFailed", traceback=["..."],
+                                             evalue="1 claim(s) not reproduced at scale 'book':\n  C1: x -- inconclusive")]
+    nb.cells = [banner, nbformat.v4.new_markdown_cell("# Title"), declare, finish]
+    source, target = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nb, source)
+    stage_notebook(source, target, failure="ClaimFailed: ...", claims_failed=True)
+    staged = nbformat.read(target, as_version=4)
+    text = json.dumps(staged)
+    assert "An Exception was encountered" not in text and '"ename": "ClaimFailed"' not in text
+    assert "the claims table" in text and "flagged: C1" in staged.cells[1].source
+    assert "hide-input" in staged.cells[2].metadata["tags"]  # the paper card's code is collapsed
+
+
+def test_the_scorecard_tells_a_crash_from_flagged_claims():
+    from icml26.scorecard import chapter_status
+
+    flagged = {"status": "failed", "contract": 3, "claims": [{"kind": "paper", "status": "inconclusive", "failed_here": True}]}
+    assert chapter_status("a", {"a": flagged}, {"a"}, {"a": "failed"}, claims_flagged={"a"}) == "claims flagged"
+    assert chapter_status("a", {"a": flagged}, {"a"}, {"a": "failed"}) == "run failed"
