@@ -27,8 +27,8 @@ from .registry import SLUGS, chapter_info
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ORCHESTRATION_MODULES = {"__main__.py", "cli.py", "runner.py", "bookbuild.py", "scorecard.py", "cachekey.py", "perfpage.py",
-                         "sphinxext.py"}
-"""Modules that run or report chapters but are not imported by them: editing them re-executes nothing."""
+                         "sphinxext.py", "prose.py"}
+"""Modules that run, report or lint chapters but are not imported by them: editing them re-executes nothing."""
 REGISTRY_MODULE = "registry.py"
 """Keyed by the chapter's own entry only, so adding or renaming another chapter re-executes nothing."""
 
