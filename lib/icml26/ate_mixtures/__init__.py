@@ -1,4 +1,5 @@
-"""Sampling and identity testing of mixtures without ATE (Gay, He, Kocurek, O'Donnell; arXiv 2506.23456).
+"""Sampling and Identity-Testing Without Approximate Tensorization of Entropy (Gay, He, Kocurek, O'Donnell;
+arXiv 2506.23456).
 
 Model library of the ``ate-mixtures`` chapter. Equation labels (I1-I6, T*, L) refer to Section 3 of
 the research brief ``papers/ate-mixtures.md``; they are *our* re-derivation of an ATE special case of
@@ -18,26 +19,32 @@ the paper's Theorem 4, not the paper's text.
   :func:`identity_checks`, :func:`relaxation_vs_n`, :func:`floor_vs_m`, :func:`mixing_time_vs_n`,
   :func:`power_curves`, :func:`loglog_slope`, :func:`separated_limit_k`, :func:`separated_quantile`,
   :func:`metastable_prediction`, :func:`floor_vs_k`, :func:`fit_linear_vs_nlogn`, :func:`cw_constants`,
-  :func:`budget_vs_n`, :func:`power_z`; sizes in :data:`PRESETS`
+  :func:`budget_vs_n`, :func:`power_z`, :func:`mode_prediction` (all-mode floor), :func:`batches`,
+  :func:`calls_sweep` (T_loc oracle calls over n and eps); sizes in :data:`PRESETS`
+* rates at any n (exact lumped chains of exchangeable models): :func:`lumped_mixing_time`, :func:`rate_vs_n`,
+  :func:`corner_start`, :func:`level_law`, :func:`tail_slope`, :func:`fit_rates`, :class:`UniformLevel`
 """
 from __future__ import annotations
 
 from .constants import ConstantEstimate, functional_constant
 from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
-from .experiments import (TVCurves, budget_vs_n, component_tv, cw_constants, data_based_tv, empirical_starts,
-                          fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks, loglog_slope,
-                          metastable_prediction, mixing_time_vs_n, power_curves, power_z, relaxation_vs_n,
-                          separated_limit, separated_limit_k, separated_quantile)
+from .experiments import (FAMILIES, TVCurves, batches, budget_vs_n, calls_sweep, component_tv, cw_constants,
+                          data_based_tv, empirical_starts, fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks,
+                          loglog_slope, metastable_prediction, mixing_time_vs_n, mode_prediction, power_curves, power_z,
+                          relaxation_vs_n, separated_limit, separated_limit_k, separated_quantile)
 from .glauber import GlauberSampler, evolve, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, ProductMixture, check_probabilities, check_weights,
                      states)
 from .presets import PRESETS
+from .rates import UniformLevel, corner_start, fit_rates, level_law, lumped_mixing_time, rate_vs_n, tail_slope
 from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
-                      local_query_moments, local_statistic, rejection_rates, rejections, weight_power_exact,
-                      weight_power_ncx2, weight_shift, weight_statistic)
+                      local_query_moments, local_statistic, oracle_calls, rejection_rates, rejections, split_perturbation,
+                      weight_power_exact, weight_power_ncx2, weight_shift, weight_statistic)
 
 __all__ = [
+    "FAMILIES", "UniformLevel", "batches", "calls_sweep", "corner_start", "fit_rates", "level_law", "lumped_mixing_time",
+    "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope",
     "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
     "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",
     "local_budget", "local_query_moments", "lumped_chain", "metastable_prediction", "power_z", "rejections",

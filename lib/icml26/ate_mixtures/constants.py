@@ -8,7 +8,8 @@ inequality (MLSI); its testing results assume ATE (Definition 2). For a given ``
 * MLSI constant of random-scan Glauber, normalised like the brief's "1/(c n)-MLSI":
   ``c_MLSI = sup_{f > 0} Ent_mu[f] / (n E_mu(f, log f))``, i.e. ``Ent <= c n E(f, log f)``.
 
-Both ratios are 1-homogeneous in ``f`` and tend, as ``f -> 1``, to the Poincare limits
+Both ratios are scale-invariant in ``f`` (0-homogeneous: ``Ent``, ``L`` and ``E(f, log f)`` are each
+1-homogeneous) and tend, as ``f -> 1``, to the Poincare limits
 ``1 / (n gap)`` (ATE) and ``1 / (2 n gap)`` (MLSI). :func:`functional_constant` maximises the ratio
 over ``g = log f`` with L-BFGS-B and exact gradients from several starts (the Poincare direction, tilts
 in the number of ones, random fields). The result is a *lower bound* on the true supremum (a local
@@ -24,7 +25,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.optimize import minimize
 
-from .glauber import _as_distribution, glauber_matrix, n_of, spectral_gap
+from .glauber import _as_distribution, glauber_matrix, n_of
 
 KINDS = ("ate", "mlsi")
 
@@ -81,7 +82,7 @@ def ratio(mu, g: np.ndarray, kind: str) -> float:
 
 
 def _objective(g, mu, kind, x0, x1, n):
-    logf = np.maximum(g - g.max(), -600.0)  # f = exp(g) up to scale (the ratio is 1-homogeneous), no underflow
+    logf = np.maximum(g - g.max(), -600.0)  # f = exp(g) up to scale (the ratio is scale-invariant), no underflow
     f = np.exp(logf)
     e, ge = _ent_and_grad(mu, f, logf)
     if kind == "ate":
@@ -126,17 +127,20 @@ def functional_constant(mu, kind: str = "ate", rng: np.random.Generator | None =
     n = n_of(mu)
     x0, x1 = _pairs_all(n)
     P = glauber_matrix(mu)
-    gap = spectral_gap(mu, P)
-    limit = (1.0 if kind == "ate" else 0.5) / (n * gap)
-    # slowest eigenfunction of P (right eigenvector): phi = v / sqrt(mu), v the second vector of D^1/2 P D^-1/2
+    # one eigen-solve gives both the spectral gap and the slowest eigenfunction: the top two eigenpairs of
+    # S = D^1/2 P D^-1/2 are (1, sqrt(mu)) and (1 - gap, v); phi = v / sqrt(mu) is P's slowest right eigenvector
     d = np.sqrt(mu)
     S = sp.diags(d) @ P @ sp.diags(1.0 / d)
     S = ((S + S.T) / 2).tocsr()
     if mu.size <= 256:
-        vecs = np.linalg.eigh(S.toarray())[1][:, -2:]
+        vals, vecs = np.linalg.eigh(S.toarray())
+        vals, vecs = vals[-2:], vecs[:, -2:]
     else:
         vals, vecs = spla.eigsh(S, k=2, which="LA", tol=1e-10, v0=np.random.default_rng(0).standard_normal(mu.size))
-        vecs = vecs[:, np.argsort(vals)]
+        order = np.argsort(vals)
+        vals, vecs = vals[order], vecs[:, order]
+    gap = float(1.0 - vals[0])
+    limit = (1.0 if kind == "ate" else 0.5) / (n * gap)
     phi2 = vecs[:, 0] / d
     starts: dict[str, np.ndarray] = {
         "Poincare direction": 1e-3 * phi2 / np.abs(phi2).max(),

@@ -15,11 +15,12 @@ from scipy import stats as sps
 from scipy.special import gammaln
 
 from ..progress import progress
+from .constants import functional_constant
 from .entropy import IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixture_identities, tstar_bound
 from .glauber import evolve, glauber_matrix, relaxation_time, spectral_gap, tv
 from .models import CurieWeissMixture, Mixture, ProductMixture
 from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
-                      rejections, weight_power_exact, weight_power_ncx2, weight_shift)
+                      rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift)
 
 
 def empirical_starts(model: Mixture, m: int, reps: int, rng: np.random.Generator) -> np.ndarray:
@@ -47,6 +48,8 @@ class TVCurves:
     bound: np.ndarray
     mu_min: float
     k: int
+    values: np.ndarray | None = None
+    """``values[j, s, r]``: TV of data set ``r`` of size ``ms[j]`` at ``times[s]`` (for batch intervals)."""
 
 
 def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator, P=None, c: float = 1.0) -> TVCurves:
@@ -69,7 +72,20 @@ def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator
     q90 = np.stack([np.quantile(d[:, j * reps:(j + 1) * reps], 0.9, axis=1) for j in range(len(ms))])
     mu_min = float(mu.min())
     bound = np.stack([tstar_bound(times, model.n, m, model.k, mu_min, c) for m in ms])
-    return TVCurves(model.n, times, ms, mean, se, q90, d[:, -1], bound, mu_min, model.k)
+    values = np.stack([d[:, j * reps:(j + 1) * reps] for j in range(len(ms))])
+    return TVCurves(model.n, times, ms, mean, se, q90, d[:, -1], bound, mu_min, model.k, values)
+
+
+def batches(values: np.ndarray, n_batches: int) -> list[np.ndarray]:
+    """Split the last axis (independent data sets) into ``n_batches`` equal contiguous batches: each batch
+    is an independent replicate of the experiment, so a statistic computed per batch gives per-"seed"
+    values for :func:`icml26.over_seeds` (a Student-t interval below 10 batches, a bootstrap from 10)."""
+    values = np.asarray(values)
+    if n_batches < 2 or values.shape[-1] < 2 * n_batches:
+        raise ValueError(f"need at least 2 batches of at least 2 data sets, got {values.shape[-1]} data sets "
+                         f"for {n_batches} batches")
+    size = values.shape[-1] // n_batches
+    return [values[..., b * size:(b + 1) * size] for b in range(n_batches)]
 
 
 def separated_limit(m) -> np.ndarray:
@@ -78,6 +94,8 @@ def separated_limit(m) -> np.ndarray:
     The floor of the data-based chain when two equal-weight components never exchange mass.
     """
     m = np.atleast_1d(np.asarray(m, dtype=float))
+    if np.any(~np.isfinite(m)) or np.any(m < 1):
+        raise ValueError(f"m must be finite and >= 1, got {m}")
     h = np.ceil(m / 2)
     log = np.log(h) + gammaln(m + 1) - gammaln(h + 1) - gammaln(m - h + 1) - np.log(m) - m * np.log(2)
     return np.exp(log)
@@ -175,14 +193,51 @@ def floor_vs_m(ns, p: float, ms, reps: int, t_factor: int, rng: np.random.Genera
     return res
 
 
+def mode_prediction(model: Mixture, ms, t: int, rng: np.random.Generator, draws: int = 20_000, q: float = 0.9,
+                    P=None) -> dict[str, np.ndarray]:
+    """Predicted floor from every slow mode: ``E TV(sum_a rho_hat_a mu_a P^t, mu)`` and its ``q``-quantile.
+
+    The data set of ``m`` points of ``mu`` is ``m`` labels ``a ~ rho`` (so ``rho_hat ~ Multinomial(m, rho)/m``)
+    and points of ``mu_a``; once the chain has relaxed *within* the modes, the data of mode ``a`` look like
+    ``mu_a``, and what is left at time ``t`` is ``sum_a (rho_hat_a - rho_a) mu_a P^t``. Each ``mu_a P^t`` is
+    evolved exactly, so every eigenmode of the chain contributes with its own decay (the earlier
+    prediction applied the slowest one to all). The expectation over ``rho_hat`` is a Monte-Carlo
+    average over ``draws`` multinomial draws (exact sums for ``k = 2``).
+    """
+    P = glauber_matrix(model) if P is None else P
+    _, comps = evolve(P, model.components.T, int(t))  # (1, N, k): each mu_a P^t
+    evolved = comps[0]
+    mean, quant = [], []
+    for m in np.atleast_1d(np.asarray(ms, dtype=int)):
+        if model.k == 2:
+            c = np.arange(m + 1)
+            pmf = sps.binom.pmf(c, m, model.weights[0])
+            w = np.stack([c / m, 1 - c / m])  # (2, m+1)
+            d = np.asarray(tv(evolved @ w, model.mu))
+            mean.append(float(pmf @ d))
+            order = np.argsort(d)
+            cdf = np.cumsum(pmf[order])
+            quant.append(float(d[order][np.searchsorted(cdf, q)]))
+        else:
+            rho_hat = rng.multinomial(int(m), model.weights, size=draws).T / m  # (k, draws)
+            d = np.concatenate([np.asarray(tv(evolved @ rho_hat[:, j:j + 2000], model.mu))
+                                for j in range(0, draws, 2000)])
+            mean.append(float(d.mean()))
+            quant.append(float(np.quantile(d, q)))
+    return {"mean": np.asarray(mean), "q": np.asarray(quant)}
+
+
 def floor_vs_k(n: int, p: float, ks, ms, reps: int, t_factor: int, rng: np.random.Generator) -> dict:
-    """F3b: the floor at ``t = t_factor n`` for ``k`` equal-weight product components on distinct corners."""
+    """F3b: the floor at ``t = t_factor n`` for ``k`` equal-weight product components on distinct corners,
+    with the all-mode prediction (:func:`mode_prediction`) and the bare multinomial ``E TV(rho_hat, rho)``."""
     res = {}
     for k in progress(ks, desc="TV floor vs k"):
         model = ProductMixture.corners(n, k, p)
-        curves = data_based_tv(model, ms, reps, [t_factor * n], rng)
-        gap = spectral_gap(model)
-        res[k] = dict(curves=curves, gap=gap, decay=(1 - gap) ** (t_factor * n),
+        P = glauber_matrix(model)
+        curves = data_based_tv(model, ms, reps, [t_factor * n], rng, P=P)
+        gap = spectral_gap(model, P)
+        pred = mode_prediction(model, ms, t_factor * n, rng, P=P)
+        res[k] = dict(curves=curves, gap=gap, decay=(1 - gap) ** (t_factor * n), pred=pred["mean"], pred_q90=pred["q"],
                       exact=separated_limit_k(ms, model.weights))
     return res
 
@@ -220,9 +275,17 @@ def mixing_time_vs_n(ns, p: float, m: int, reps: int, horizon_factor: int, targe
             "worst_hit": np.asarray(worst_hit, dtype=float), "curves": curves, "horizon": horizon_factor}
 
 
+def _positive(name: str, *arrays) -> list[np.ndarray]:
+    out = [np.asarray(a, dtype=float) for a in arrays]
+    for a in out:
+        if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 0):
+            raise ValueError(f"{name}: values must be positive and finite (an unreached time is inf), got {a}")
+    return out
+
+
 def fit_linear_vs_nlogn(ns, t) -> dict[str, float]:
     """Least-squares fits ``t = a n`` and ``t = a n log n`` (relative residuals), with their RMS relative errors."""
-    ns, t = np.asarray(ns, float), np.asarray(t, float)
+    ns, t = _positive("fit_linear_vs_nlogn", ns, t)
     out = {}
     for name, base in (("a n", ns), ("a n log n", ns * np.log(ns))):
         a = float(np.sum(t * base / t ** 2) / np.sum(base ** 2 / t ** 2))  # minimises sum ((t - a base)/t)^2
@@ -234,8 +297,6 @@ def fit_linear_vs_nlogn(ns, t) -> dict[str, float]:
 def cw_constants(ns, beta: float, fields, rng, random_starts: int = 1) -> dict[str, np.ndarray]:
     """ATE and MLSI constants (numerical lower bounds on the suprema) of the first Curie-Weiss component,
     of a product measure (exact value 1 for ATE) as a check of the optimiser, and the Poincare limits."""
-    from .constants import functional_constant
-
     out = {key: [] for key in ("ate", "mlsi", "ate_poincare", "mlsi_poincare")}
     for n in progress(ns, desc="functional constants"):
         comp = CurieWeissMixture(n, beta, fields).components[0]
@@ -250,28 +311,33 @@ def cw_constants(ns, beta: float, fields, rng, random_starts: int = 1) -> dict[s
     return res
 
 
+FAMILIES = {"A": weight_shift, "B": local_perturbation, "C": split_perturbation}
+"""Alternatives of F5: A weight shift, B local perturbation (2 coordinates of component 1), C half of each."""
+
+
 def power_curves(n: int, p: float, deltas, budget: TesterBudget, trials: int, null_trials: int, n_null: int,
-                 rng) -> dict:
-    """F5: rejection rates of T_loc, T_w, T_mix on families A (weight shift) and B (local perturbation),
-    with T_w's exact (binomial) and asymptotic (noncentral chi-square) power predictions, the per-test
-    decisions (``reject[fam][tester]``: a list over deltas of boolean arrays) and the I4 slack of every
-    alternative."""
-    visible = ProductMixture.symmetric(n, p)
+                 rng, families=("A", "B", "C"), visible: Mixture | None = None) -> dict:
+    """F5: rejection rates of T_loc, T_w, T_mix on the alternative ``families`` (:data:`FAMILIES`) of the
+    visible mixture (M1 unless ``visible`` is given), with T_w's exact (binomial, k = 2) and asymptotic
+    (noncentral chi-square) power predictions, the per-test decisions (``reject[fam][tester]``: a list over
+    deltas of boolean arrays) and each alternative's TV, KL, local term, weight term and I4 slack."""
+    visible = ProductMixture.symmetric(n, p) if visible is None else visible
     th = calibrate(visible, budget, n_null, rng)
     null = rejections(visible, visible, budget, th, null_trials, rng)
     type1 = {t: float(null[t].mean()) for t in TESTERS}
     names = TESTERS + (T_W_CHI2,)
-    power = {fam: {t: [] for t in names} for fam in ("A", "B")}
-    reject = {fam: {t: [] for t in names} for fam in ("A", "B")}
-    pred = {fam: {"exact": [], "ncx2": []} for fam in ("A", "B")}
-    dist = {fam: {"tv": [], "local": [], "kl": [], "kl_w": [], "i4_slack": []} for fam in ("A", "B")}
+    power = {fam: {t: [] for t in names} for fam in families}
+    reject = {fam: {t: [] for t in names} for fam in families}
+    pred = {fam: {"exact": [], "ncx2": []} for fam in families}
+    dist = {fam: {"tv": [], "local": [], "kl": [], "kl_w": [], "i4_slack": []} for fam in families}
     for d in progress(deltas, desc="power curves"):
-        for fam, alt in (("A", weight_shift(visible, d)), ("B", local_perturbation(visible, d))):
+        for fam in families:
+            alt = FAMILIES[fam](visible, d)
             r = rejections(visible, alt, budget, th, trials, rng)
             for t in names:
                 power[fam][t].append(float(r[t].mean()))
                 reject[fam][t].append(r[t])
-            pred[fam]["exact"].append(weight_power_exact(visible, alt, budget.n_w, th["T_w"]))
+            pred[fam]["exact"].append(weight_power_exact(visible, alt, budget.n_w, th["T_w"]) if visible.k == 2 else math.nan)
             pred[fam]["ncx2"].append(weight_power_ncx2(visible, alt, budget.n_w, budget.alpha))
             loc, kl_all = local_kl(alt.mu, visible.mu), kl(alt.mu, visible.mu)
             kl_w = kl(label_law(visible, alt), visible.weights)
@@ -287,9 +353,35 @@ def power_curves(n: int, p: float, deltas, budget: TesterBudget, trials: int, nu
             "dist": {f: {q: np.asarray(v) for q, v in d.items()} for f, d in dist.items()}}
 
 
+def calls_sweep(ns, p: float, deltas, rs, alpha: float, power: float = 0.8, family: str = "B") -> dict[str, np.ndarray]:
+    """T_loc's oracle calls for ``power`` on ``family`` over a grid of ``(n, delta)``: with the draws per query
+    ``r`` chosen from ``rs`` to minimise the calls ``N r``, and with ``r = rs_fixed`` (the first entry of ``rs``
+    is not special: ``fixed`` holds the queries at every ``r``). Returns ``calls[i, j]``, ``r_best[i, j]``,
+    ``queries[i, j, l]`` (at ``rs[l]``) and ``tv[i, j]`` for ``ns[i]``, ``deltas[j]``."""
+    ns, deltas, rs = list(ns), list(deltas), [int(r) for r in rs]
+    calls = np.empty((len(ns), len(deltas)))
+    r_best = np.empty_like(calls)
+    queries = np.empty((len(ns), len(deltas), len(rs)))
+    tvs = np.empty_like(calls)
+    for i, n in enumerate(progress(ns, desc="T_loc oracle calls")):
+        visible = ProductMixture.symmetric(int(n), p)
+        for j, d in enumerate(deltas):
+            alt = FAMILIES[family](visible, d)
+            queries[i, j] = [local_budget(visible, alt, r, alpha, power) for r in rs]
+            best = int(np.argmin(queries[i, j] * np.asarray(rs)))
+            calls[i, j], r_best[i, j] = queries[i, j, best] * rs[best], rs[best]
+            tvs[i, j] = tv(alt.mu, visible.mu)
+    return {"n": np.asarray(ns, float), "deltas": np.asarray(deltas, float), "rs": np.asarray(rs), "calls": calls,
+            "r_best": r_best, "queries": queries, "tv": tvs}
+
+
 def power_z(measured, predicted, trials: int) -> np.ndarray:
     """``(measured - predicted) / SE`` with the binomial SE of ``trials`` tests at the predicted rate
     (the rate clipped to ``[1/trials, 1 - 1/trials]`` so that a prediction of 0 or 1 keeps a finite SE)."""
+    if trials < 1:
+        raise ValueError("trials must be >= 1")
+    if np.any(~np.isfinite(np.asarray(predicted, float))) or np.any(~np.isfinite(np.asarray(measured, float))):
+        raise ValueError("power_z: measured and predicted rates must be finite")
     p = np.clip(np.asarray(predicted, float), 1.0 / trials, 1 - 1.0 / trials)
     return (np.asarray(measured, float) - np.asarray(predicted, float)) / np.sqrt(p * (1 - p) / trials)
 
@@ -308,5 +400,8 @@ def budget_vs_n(ns, p: float, delta: float, r: int, alpha: float, power: float =
 
 
 def loglog_slope(x, y) -> float:
-    """Least-squares slope of ``log y`` against ``log x``."""
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
+    """Least-squares slope of ``log y`` against ``log x`` (both positive and finite)."""
+    x, y = _positive("loglog_slope", x, y)
+    if x.shape != y.shape or x.size < 2:
+        raise ValueError(f"loglog_slope needs two matching arrays of at least 2 points, got {x.shape} and {y.shape}")
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])

@@ -27,28 +27,49 @@ _COMMON: dict[str, Any] = dict(
     testers=dict(n=12, p=0.85, n_w=200, n_loc_per_site=50, r=8, alpha=0.1, trials=200, null_trials=400,
                  n_null=2000),
     interactive=dict(n=8, m=64, p=0.92, reps=20),
+    # Curie-Weiss components with stronger coupling (F2c): c_ATE ~ 3 against ~1.5 at beta = 0.5, and a mixture
+    # whose modes separate from n ~ 12 (TV(mu1, mu2) ~ 0.99, relaxation time ~ 800 steps at n = 12)
+    cw_strong=dict(beta=0.9, fields=(0.5, -0.5)),
+    # F4b: exact mixing times at any n from the lumped chain of |x| (exchangeable models and starts)
+    rate=dict(p=0.92, target=0.05, kl_level=0.01, horizon_factor=20, last=3),
+    # F5b: T_loc oracle calls for power 0.8 over n and eps, with the draws per query r chosen from this grid
+    calls=dict(rs=(2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), n_eps=12, power=0.8),
+    # F5: a k = 3 visible mixture (components on three corners of the cube)
+    # T_loc budget x (3/2)^2: the perturbed component has mass 1/3, not 1/2, and at a fixed r the queries scale as
+    # 1/(mean signal)^2 (F5b derivation), so 50 n queries become 113 n
+    k3=dict(n=12, k=3, p=0.85, n_loc_per_site=113),
+    planted_delta=0.4,                  # P7: a planted large local discrepancy (positive control of the testers)
 )
 
+# Every preset holds one CPU variant only: the chapter is numpy/scipy (exact sparse chains, closed-form
+# moments), nothing runs on torch, so a GPU would not change a number and there is no "gpu" variant.
 PRESETS: dict[str, dict[str, Any]] = {
-    # whole notebook: 14 s chapter / 16 s wall measured by `repro run` under the shared lock (earlier version,
-    # on the loaded machine: 35-48 s)
+    # whole notebook, measured by `repro run` on the shared, loaded 2-core machine (the chapter's own timings in
+    # the results file): smoke 25-45 s, book 79 s (F2b/F2c constants and data sets 25 s, F3 6 s)
     "smoke": dict(_COMMON, n_identity=6, identity_instances=100, relax_ns=(6, 8, 10),
-                  cw_ns=(6, 8, 10), cw_n=10, cw_reps=60, k_reps=100, budget_ns=(6, 8, 10),
+                  cw_ns=(6, 8, 10), cw_n=10, cw_reps=200, k_reps=100, budget_ns=(6, 8, 10),
                   tv_n=10, tv_ms=(4, 16, 64, 256, 1024), tv_reps=50, m2_reps=50,
                   floor_ns=(8, 10), floor_ms=(16, 64, 256, 1024), floor_reps=100,
-                  mixing_ns=(8, 10, 12), mixing_reps=30, deltas=(0.05, 0.1, 0.2)),
-    # whole notebook: 18 s chapter / 24 s wall measured the same way (F2b Curie-Weiss constants 3.6 s, F3 2.7 s)
+                  mixing_ns=(8, 10, 12), mixing_reps=30, deltas=(0.05, 0.1, 0.2),
+                  n_batches=5, cw2_ns=(6, 8, 10), cw2_n=10, cw2_reps=100,
+                  rate_ns=(16, 32, 64, 128, 256), control_ns=(16, 32, 64, 128),
+                  calls_ns=(6, 8, 10, 12), calls_deltas=(0.1, 0.2, 0.3), k3_trials=100),
     "book": dict(_COMMON, n_identity=7, identity_instances=100, relax_ns=(6, 8, 10, 12, 14),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=100, k_reps=200, budget_ns=(6, 8, 10, 12, 14),
                  tv_n=12, tv_ms=(4, 16, 64, 256, 1024), tv_reps=100, m2_reps=100,
                  floor_ns=(8, 10, 12), floor_ms=(16, 64, 256, 1024), floor_reps=200,
-                 mixing_ns=(8, 10, 12, 14), mixing_reps=50, deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3)),
-    # not run yet; estimated 2-5 min on 2 cores from the book timings (n = 14 exact evolution with 500 data
-    # sets dominates: F2 ~45 s, F3 ~35 s; the n = 16 spectral gap and T_loc moments a few s each)
+                 mixing_ns=(8, 10, 12, 14), mixing_reps=50, deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3),
+                 n_batches=5, cw2_ns=(8, 10, 12), cw2_n=12, cw2_reps=200,
+                 rate_ns=(16, 32, 64, 128, 256, 512), control_ns=(16, 32, 64, 128, 256),
+                 calls_ns=(6, 8, 10, 12, 14), calls_deltas=(0.05, 0.1, 0.2, 0.3), k3_trials=400),
+    # full: the published results file's timings (the beta = 0.9 constants at n = 14 and 500 data sets at n = 14 dominate)
     "full": dict(_COMMON, n_identity=8, identity_instances=300, relax_ns=(6, 8, 10, 12, 14, 16),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=500, budget_ns=(6, 8, 10, 12, 14, 16),
                  tv_n=14, tv_ms=(4, 16, 64, 256, 1024, 4096), tv_reps=500, m2_reps=500,
                  floor_ns=(8, 10, 12, 14), floor_ms=(16, 64, 256, 1024, 4096), floor_reps=500,
                  mixing_ns=(8, 10, 12, 14), mixing_reps=200,
-                 deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3)),
+                 deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3),
+                 n_batches=10, cw2_ns=(8, 10, 12, 14), cw2_n=14, cw2_reps=500,
+                 rate_ns=(16, 32, 64, 128, 256, 512, 1024, 2048), control_ns=(16, 32, 64, 128, 256, 512),
+                 calls_ns=(6, 8, 10, 12, 14, 16), calls_deltas=(0.025, 0.05, 0.1, 0.2, 0.3), k3_trials=800),
 }

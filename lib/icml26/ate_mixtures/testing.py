@@ -19,6 +19,7 @@ our stand-ins built on the decomposition I4.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,16 +56,17 @@ def _check_pair(visible: Mixture, hidden: Mixture):
 
 
 def weight_statistic(visible: Mixture, hidden: Mixture, n_w: int, trials: int, rng) -> np.ndarray:
-    """T_w statistic for ``trials`` independent tests: Pearson chi-square of posterior labels vs ``rho``."""
+    """T_w statistic for ``trials`` independent tests: Pearson chi-square of posterior labels vs ``rho``
+    (``scipy.stats.chisquare`` of the label counts against ``n_w rho``)."""
     _check_pair(visible, hidden)
     x = sample_indices(hidden.mu, (trials, n_w), rng)
     cpost = np.cumsum(visible.posterior[:, x], axis=0)  # (k, trials, n_w)
     a = (rng.random((trials, n_w))[None] > cpost).sum(axis=0)
     a = np.minimum(a, visible.k - 1)
     counts = np.stack([(a == j).sum(axis=1) for j in range(visible.k)], axis=1)
-    expected = n_w * visible.weights
-    keep = expected > 0
-    return (((counts - expected) ** 2)[:, keep] / expected[keep]).sum(axis=1)
+    keep = visible.weights > 0
+    expected = n_w * visible.weights[keep] / visible.weights[keep].sum()
+    return sps.chisquare(counts[:, keep], np.broadcast_to(expected, counts[:, keep].shape), axis=1).statistic
 
 
 def local_statistic(visible: Mixture, hidden: Mixture, n_loc: int, r: int, trials: int, rng) -> np.ndarray:
@@ -159,11 +161,27 @@ def weight_power_exact(visible: Mixture, hidden: Mixture, n_w: int, threshold: f
     return float(sps.binom.pmf(c, n_w, rp[0])[stat > threshold].sum())
 
 
+def _chi2_estimate_moments(p: np.ndarray, q: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of the unbiased estimate ``[U - 2pV + p^2]/(p(1-p))`` of ``(q-p)^2/(p(1-p))``,
+    ``U = c(c-1)/(r(r-1))``, ``V = c/r``, ``c ~ Bin(r, q)``, in closed form from the binomial factorial
+    moments ``E[c^(j)] = r^(j) q^j`` (``c^(j)`` the falling factorial)."""
+    f1, f2 = r * q, r * (r - 1) * q ** 2
+    f3, f4 = r * (r - 1) * (r - 2) * q ** 3, r * (r - 1) * (r - 2) * (r - 3) * q ** 4
+    rr = r * (r - 1)
+    var_u = (f4 + 4 * f3 + 2 * f2) / rr ** 2 - q ** 4          # (c(c-1))^2 = c^(4) + 4 c^(3) + 2 c^(2)
+    cov_uv = (f3 + 2 * f2) / (rr * r) - q ** 3                  # c^2 (c-1) = c^(3) + 2 c^(2)
+    var_v = (f2 + f1) / r ** 2 - q ** 2
+    den = np.maximum(p * (1 - p), 1e-12)
+    var = (var_u - 4 * p * cov_uv + 4 * p ** 2 * var_v) / den ** 2
+    return (q - p) ** 2 / den, np.maximum(var, 0.0)
+
+
 def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[float, float]:
     """Exact mean and variance of one T_loc query's unbiased chi-square estimate when the oracle is ``hidden``.
 
-    Enumerates ``x ~ pi`` (all ``2^n`` states), ``i ~ Unif[n]`` and the count ``c ~ Bin(r, q)``; the mean is
-    ``E_{x~pi, i} chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))`` (0 under the null).
+    Averages over ``x ~ pi`` (all ``2^n`` states) and ``i ~ Unif[n]`` the closed-form conditional moments
+    given ``(x, i)`` (law of total variance); the mean is ``E_{x~pi, i} chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))``
+    (0 under the null).
     """
     _check_pair(visible, hidden)
     if r < 2:
@@ -175,11 +193,10 @@ def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[floa
     x0 = x1 ^ (1 << i)
     q = hidden.mu[x1] / (hidden.mu[x0] + hidden.mu[x1])
     p = visible.mu[x1] / (visible.mu[x0] + visible.mu[x1])
-    c = np.arange(r + 1)[None, None, :]
-    est = (c * (c - 1) / (r * (r - 1)) - 2 * p[..., None] * c / r + p[..., None] ** 2) / np.maximum(p * (1 - p), 1e-12)[..., None]
-    w = hidden.mu[:, None, None] / n * sps.binom.pmf(c, r, q[..., None])
-    mean = float(np.sum(w * est))
-    return mean, float(np.sum(w * est ** 2) - mean ** 2)
+    m_cond, v_cond = _chi2_estimate_moments(p, q, int(r))
+    w = hidden.mu[:, None] / n
+    mean = float(np.sum(w * m_cond))
+    return mean, float(np.sum(w * (v_cond + m_cond ** 2)) - mean ** 2)
 
 
 def local_budget(visible: Mixture, hidden: Mixture, r: int, alpha: float, power: float = 0.8) -> float:
@@ -193,12 +210,24 @@ def local_budget(visible: Mixture, hidden: Mixture, r: int, alpha: float, power:
     return float(((za * np.sqrt(v0) + zb * np.sqrt(v1)) / (m1 - m0)) ** 2)
 
 
+def oracle_calls(visible: Mixture, hidden: Mixture, rs, alpha: float, power: float = 0.8) -> tuple[float, int, float]:
+    """Fewest oracle calls ``N r`` for T_loc to reach ``power``, over the draws per query ``r`` in ``rs``:
+    returns ``(calls, best r, queries N at that r)`` (normal approximation, exact moments)."""
+    best = (math.inf, 0, math.inf)
+    for r in rs:
+        N = local_budget(visible, hidden, int(r), alpha, power)
+        if N * r < best[0]:
+            best = (N * r, int(r), N)
+    return best
+
+
 def weight_shift(visible: Mixture, delta: float) -> Mixture:
-    """Family A: the same components with weights ``(rho_1 + delta, rho_2 - delta)`` (k = 2)."""
-    if visible.k != 2 or not isinstance(visible, ProductMixture):
-        raise ValueError("weight_shift is defined for two-component product mixtures")
-    w = visible.weights + np.array([delta, -delta])
-    return ProductMixture(w, visible.marginals)
+    """Family A: the same components with ``delta`` of weight moved from the last component to the first."""
+    if not isinstance(visible, ProductMixture) or visible.k < 2:
+        raise ValueError("weight_shift is defined for product mixtures of at least two components")
+    shift = np.zeros(visible.k)
+    shift[0], shift[-1] = delta, -delta
+    return ProductMixture(visible.weights + shift, visible.marginals)
 
 
 def local_perturbation(visible: Mixture, delta: float, coords=(0, 1)) -> Mixture:
@@ -208,3 +237,10 @@ def local_perturbation(visible: Mixture, delta: float, coords=(0, 1)) -> Mixture
     marg = visible.marginals.copy()
     marg[0, list(coords)] -= delta
     return ProductMixture(visible.weights, marg)
+
+
+def split_perturbation(visible: Mixture, delta: float, coords=(0, 1)) -> Mixture:
+    """Family C: half of each kind, a weight shift ``delta/2`` and component 1's marginals at ``coords``
+    lowered by ``delta/2``, so that ``KL(pi||mu)`` splits between the local term and the weight term (I4):
+    the worst case for T_mix, whose union spends ``alpha/2`` on each part."""
+    return local_perturbation(weight_shift(visible, delta / 2), delta / 2, coords)
