@@ -44,6 +44,13 @@ IMAGES_JS = """() => {
           broken: images.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'))};
 }"""
 
+# How far the article runs past its own width (px): a table wider than the page must scroll inside it
+# (icml26/static/icml26.css), not push the page sideways.
+OVERFLOW_JS = """() => {
+  const article = document.querySelector('.bd-article') || document.querySelector('main');
+  return article.scrollWidth - article.clientWidth;
+}"""
+
 # The last table in the outputs that has a `verdict` column (the claims table): its row ids and verdicts.
 CLAIMS_TABLE_JS = """() => {
   const tables = Array.from(document.querySelectorAll('main .cell_output table, main .output table'));

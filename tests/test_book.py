@@ -95,7 +95,7 @@ def test_scorecard_lists_every_chapter_and_claim(tmp_path):
     # the headline counts paper claims only, by verdict; checks and derived claims are counted apart
     assert "at `book`: 1 / 0 / 2 / 0 of 3" in text
     assert "derived from the theory at `book`: 1 of 1" in text and "our own checks: 2 of 2 passed" in text
-    assert "| C1 | paper | claim 1 | p (Thm 1) | 0.5 | <= 1 | **inconclusive**: no power shown (a verdict from before contract v3) |" in text
+    assert "| C1 | paper | claim 1 | p (Thm 1) | 0.5 | <= 1 | **inconclusive** (v2): no power shown (a verdict from before contract v3) |" in text
     assert "[lion](../notebooks/lion.ipynb)" in text
 
 

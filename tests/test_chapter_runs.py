@@ -46,7 +46,8 @@ def test_built_book_in_a_browser(smoke_html):
     """Every chapter page as a reader sees it offline: no console errors, its figures decoded, its claims
     table with a status per claim, typeset math and no raw TeX, the live figure's note, no parameters
     cell, internal links that resolve; the scorecard's headline and its links to the chapters and back."""
-    from book_browser import (CLAIMS_TABLE_JS, FLAG_SUFFIX, IMAGES_JS, LINKS_JS, LIVE_NOTE_JS, RAW_TEX, RAW_TEX_JS, STATUSES,
+    from book_browser import (CLAIMS_TABLE_JS, FLAG_SUFFIX, IMAGES_JS, LINKS_JS, LIVE_NOTE_JS, OVERFLOW_JS, RAW_TEX,
+                              RAW_TEX_JS, STATUSES,
                               PageVisit, broken_links, browser, notebook_figures, notebook_has_math, screenshot, serve)
     from icml26.ledger import PAPER, record_claims, tally
     from icml26.scorecard import verdict_counts
@@ -87,6 +88,9 @@ def test_built_book_in_a_browser(smoke_html):
                 if [(c["id"], c["status"]) for c in claims] != [(r["id"], r["status"]) for r in table]:
                     say(f"the claims table {[(r['id'], r['status']) for r in table]} is not the results file's "
                         f"{[(c['id'], c['status']) for c in claims]}")
+            overflow = page.evaluate(OVERFLOW_JS)
+            if overflow > 2:
+                say(f"the page runs {overflow} px past the article's width (a table does not fit)")
             if notebook_has_math(notebook) and page.locator("mjx-container").count() == 0:
                 say("the notebook has math but the page has no typeset math (MathJax output)")
             raw = page.evaluate(RAW_TEX_JS, list(RAW_TEX))
@@ -117,6 +121,8 @@ def test_built_book_in_a_browser(smoke_html):
         if headline not in text:
             problems.append(f"scorecard: the headline {headline!r} is not on the page")
         shots.append(screenshot(page, ARTIFACTS / "scorecard.png"))
+        if page.evaluate(OVERFLOW_JS) > 2:
+            problems.append(f"scorecard: the page runs {page.evaluate(OVERFLOW_JS)} px past the article's width")
         for slug in sorted(smoke_html["executed"]):
             link = page.locator(f"main table a[href$='notebooks/{slug}.html']")
             if not link.count():

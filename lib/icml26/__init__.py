@@ -6,7 +6,7 @@ each paper's model code lives in its own subpackage, ``icml26.<slug with _>``.
 from __future__ import annotations
 
 from .chapter import Chapter
-from .checks import at_least, at_most, between, close_to, equals, is_true
+from .checks import at_least, at_most, between, close_to, equals, fails, is_true
 from .convergence import TrainingCurve
 from .ledger import INCONCLUSIVE, KINDS, NOT_REACHED, NOT_REPRODUCED, REPRODUCED, STATUSES, ClaimFailed, ClaimsIncomplete
 from .progress import progress
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 __all__ = [
     "CHAPTERS", "Chapter", "ClaimFailed", "ClaimsIncomplete", "INCONCLUSIVE", "KINDS", "NOT_REACHED", "NOT_REPRODUCED",
     "REPRODUCED", "SCALES", "SLUGS", "STATUSES", "ScaleError", "SeedSummary", "SpeedRatio", "TrainingCurve", "at_least",
-    "at_most", "between", "chapter_info", "close_to", "device", "equals", "interleaved_best", "is_true",
+    "at_most", "between", "chapter_info", "close_to", "device", "equals", "fails", "interleaved_best", "is_true",
     "method_colors", "over_seeds", "paired_difference", "progress", "resolve_scale", "seed_everything",
     "select_preset", "speed_ratio", "use_book_style",
 ]

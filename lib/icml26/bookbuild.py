@@ -93,8 +93,9 @@ def _show_verdicts(nb, failure: str) -> None:
             cell.outputs = [o for o in cell.outputs if not _is_claim_failure(o)]
     heading = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and c.source.lstrip().startswith("# ")), -1)
     detail = f"flagged: {flagged}" if flagged else failure.strip().replace("`", "'")
-    text = (":::{note}\nThis run is complete. Some claims declared to hold at this scale are not reproduced here "
-            f"({detail}); the claims table at the end of the chapter shows each one's verdict and its reason.\n:::")
+    text = (":::{note}\nThis run is complete. Some claims declared to hold at this scale did not come out "
+            f"reproduced here ({detail}); the claims table at the end of the chapter shows each one's verdict "
+            "(not reproduced, inconclusive or not reached) and its reason.\n:::")
     nb.cells.insert(heading + 1, nbformat.v4.new_markdown_cell(text))
 
 

@@ -9,7 +9,10 @@ scale. `repro book` reuses an executed chapter whose key is unchanged; the score
 keys on code cells only, so it would miss a change in the library; this key does not.) Adding a chapter
 with its own dependencies, or renaming another chapter, leaves the other chapters' keys unchanged.
 Modules named by a literal in ``importlib.util.find_spec("x")`` or ``import_module("x")`` count as imports;
-names computed at run time are not seen by the scan.
+names computed at run time are not seen by the scan. At `smoke` and `book` the key also covers the
+chapter's published `full` results (``results/full/<slug>.json``), which the chapter reads into its prose
+(`Chapter.glue_full`) and its paper card (declaration changes): publishing a new `full` run re-executes
+the `book` page. The `full` key leaves it out (a run would otherwise make itself stale).
 """
 from __future__ import annotations
 
@@ -188,4 +191,7 @@ def chapter_key(notebook: Path, scale: str) -> str:
         digest.update(str(path.relative_to(PACKAGE_DIR.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
     for line in environment_pins({n for n in imported if n.split(".")[0] != "icml26"}):
         digest.update(line.encode() + b"\n")
+    published = repo_root() / "results" / "full" / f"{notebook.stem}.json"
+    if scale != "full" and published.exists():
+        digest.update(b"published-full\0" + published.read_bytes())
     return digest.hexdigest()

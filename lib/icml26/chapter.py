@@ -221,7 +221,8 @@ class Chapter:
         return results_dir(self.scale) / f"{self.slug}.json"
 
     def published_full(self, current_only: bool = True) -> dict[str, Any] | None:
-        """The chapter's committed `full` results (``results/full/<slug>.json`` of the checkout), with a
+        """The chapter's committed `full` results (``results/full/<slug>.json`` of the checkout, whatever
+        ``$ICML26_RESULTS_DIR`` a run writes to: the published run is the committed one), with a
         ``"state"``: ``current`` when its cache key is this checkout's `full` key, else ``stale``. None
         when none is published, it is a structure run, or (``current_only``) it is stale."""
         from .paths import repo_root
@@ -245,30 +246,41 @@ class Chapter:
     def glue_full(self, prefix: str = "full") -> dict[str, Any] | None:
         """Glue the published `full` run's results so that the prose about `full` is generated: for each
         claim ``{prefix}_<id>_measured``, ``{prefix}_<id>_verdict`` and ``{prefix}_<id>_reason``; each value
-        the run glued as ``{prefix}_<name>``; and ``{prefix}_summary``, a sentence with its counts and
-        commit. Without a current `full` run every key is glued as a sentence saying so (the page builds,
-        and nobody reads a stale number as current). Returns the record used, or None."""
+        the run glued as ``{prefix}_<name>`` (its own ``{prefix}_*`` keys excepted); and ``{prefix}_summary``,
+        a sentence with its counts and commit. Without a current `full` run every key is glued as a
+        sentence saying so (the page builds, and nobody reads a stale number as current). In a run at
+        `full` itself, the keys say that this page is that run (its claims table is below). Returns the
+        record used, or None."""
+        if self.scale == "full":
+            this = "*(this page is the `full` run: see its claims table)*"
+            for claim in self.ledger.claims:
+                for field in ("measured", "verdict", "reason"):
+                    self.glue(f"{prefix}_{claim.id}_{field}", this, fmt="{}")
+            self.glue(f"{prefix}_summary", this, fmt="{}")
+            return None
         record = self.published_full(current_only=True)
         stale = self.published_full(current_only=False)
-        missing = ("*(no current `full` run: the published one is stale)*" if stale is not None
-                   else "*(no `full` run published)*")
-        names = {c.id for c in self.ledger.claims}
+        own = f"{prefix}_"
         if record is None:
+            missing = ("*(no current `full` run: the published one is stale)*" if stale is not None
+                       else "*(no `full` run published)*")
             for claim in self.ledger.claims:
                 for field in ("measured", "verdict", "reason"):
                     self.glue(f"{prefix}_{claim.id}_{field}", missing, fmt="{}")
             for name in (stale or {}).get("glued", {}):
-                self.glue(f"{prefix}_{name}", missing, fmt="{}")
+                if not name.startswith(own):
+                    self.glue(f"{prefix}_{name}", missing, fmt="{}")
             self.glue(f"{prefix}_summary", missing, fmt="{}")
             return None
         claims = {c["id"]: c for c in record_claims(record)}
-        for id in sorted(names | set(claims)):
+        for id in sorted({c.id for c in self.ledger.claims} | set(claims)):
             c = claims.get(id)
             self.glue(f"{prefix}_{id}_measured", c["measured_text"] if c else "*(not in the full run)*", fmt="{}")
             self.glue(f"{prefix}_{id}_verdict", c["status"] if c else "*(not in the full run)*", fmt="{}")
             self.glue(f"{prefix}_{id}_reason", (c.get("reason") or "none") if c else "*(not in the full run)*", fmt="{}")
         for name, value in record.get("glued", {}).items():
-            self.glue(f"{prefix}_{name}", value, fmt="{}" if isinstance(value, str) else None)
+            if not name.startswith(own):
+                self.glue(f"{prefix}_{name}", value, fmt="{}" if isinstance(value, str) else None)
         paper = tally(list(claims.values()), "paper")
         commit = ((record.get("git") or {}).get("commit") or "unknown")[:10]
         self.glue(f"{prefix}_summary", f"the published `full` run (commit `{commit}`, "
@@ -335,11 +347,15 @@ class Chapter:
         if unmeasured:
             raise ClaimsIncomplete(f"{len(unmeasured)} declared claim(s) never measured at scale {self.scale!r} "
                                    f"(measure them or call not_reached(id, reason)): {', '.join(c.id for c in unmeasured)}")
+        unrecorded = self.ledger.unrecorded_curves()
+        if unrecorded:
+            raise ClaimsIncomplete("linked training curves never recorded (ch.curve): "
+                                   + ", ".join(f"{name} (linked by {id})" for id, name in unrecorded))
         failed = self.ledger.failed
         if failed and not self.structure_run:
             lines = "\n".join(f"  {c.id}: {c.statement} -- measured {c.measured_text}, region {c.comparison}: {c.status}"
                               + (f" ({c.reason})" if c.reason else "") for c in failed)
-            raise ClaimFailed(f"{len(failed)} claim(s) not reproduced at scale {self.scale!r}, where they are declared "
-                              f"to hold:\n{lines}")
+            raise ClaimFailed(f"{len(failed)} claim(s) flagged at scale {self.scale!r}: declared to hold there, their "
+                              f"verdict is not 'reproduced':\n{lines}")
         return table
 

@@ -29,10 +29,12 @@ def python_scalar(value: Any) -> Any:
 
 
 def _as_float(value: Any) -> float:
-    """A real number from a Python/NumPy/torch/sympy scalar; anything else is a `TypeError`."""
+    """A real number from a Python/NumPy/torch/sympy scalar; anything else (a boolean, a string) is a `TypeError`."""
+    value = python_scalar(value)
     if isinstance(value, bool):
         raise TypeError("a boolean is not a number; use is_true()")
-    value = python_scalar(value)
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"cannot compare the string {value!r} as a number")
     try:
         return float(value)
     except (TypeError, ValueError) as exc:
@@ -67,20 +69,21 @@ class Check:
         raise NotImplementedError
 
     def position(self, low: Any, high: Any | None = None) -> str:
-        """Where the interval ``[low, high]`` (a point when ``high`` is None) lies against the region."""
+        """Where the interval ``[low, high]`` (a point when ``high`` is None) lies against the region.
+
+        ``undefined`` for a NaN or an infinity (no verdict is read from them). A value the check cannot
+        compare (a string against a number, a number against `is_true`) is a `TypeError`: a bug in the
+        chapter, never a verdict."""
         region = self.region()
         if high is None or region is None:
-            try:
-                if high is not None and python_scalar(low) != python_scalar(high):
-                    return STRADDLES  # an interval against a non-numeric check: no verdict from it
-                x = python_scalar(low)
-                if isinstance(x, float) and math.isnan(x):
-                    return UNDEFINED
-                return INSIDE if self.holds(x) else OUTSIDE
-            except TypeError:
-                return OUTSIDE
+            if high is not None and python_scalar(low) != python_scalar(high):
+                return STRADDLES  # an interval against a non-numeric check: no verdict from it
+            x = python_scalar(low)
+            if isinstance(x, float) and not math.isfinite(x):
+                return UNDEFINED
+            return INSIDE if self.holds(x) else OUTSIDE
         lo, hi = _as_float(low), _as_float(high)
-        if math.isnan(lo) or math.isnan(hi):
+        if not (math.isfinite(lo) and math.isfinite(hi)):
             return UNDEFINED
         if lo > hi:
             raise ValueError(f"interval [{lo}, {hi}]: low exceeds high")
@@ -219,7 +222,11 @@ class Equals(Check):
             pass
         if isinstance(measured, Real) and isinstance(measured, float) and math.isnan(measured):
             return False
-        return measured == self.expected
+        if hasattr(measured, "tolist") and not isinstance(measured, (int, float)):  # an array: compare its values
+            measured = measured.tolist()
+        if isinstance(measured, list) and isinstance(self.expected, tuple):
+            measured = tuple(measured)
+        return bool(measured == self.expected)
 
     def describe(self) -> str:
         return f"== {self.expected}"
@@ -248,6 +255,36 @@ class IsTrue(Check):
 
     def to_json(self) -> dict:
         return {"check": "is_true"}
+
+
+@dataclass(frozen=True)
+class Fails(Check):
+    """A negative control's region: the claim's test (`inner`) does **not** pass on the control's measured
+    interval (it straddles the test's region or lies outside it). For a null effect over seeds (shuffled
+    labels, the method without the paper's component) the interval straddles the claim's boundary, so no
+    ordinary region could be "reproduced" by it; this one is, exactly when the test discriminates."""
+
+    inner: Check
+
+    def holds(self, measured: Any) -> bool:
+        return not self.inner.holds(measured)
+
+    def position(self, low: Any, high: Any | None = None) -> str:
+        inner = self.inner.position(low, high)
+        return {INSIDE: OUTSIDE, OUTSIDE: INSIDE, STRADDLES: INSIDE}.get(inner, inner)
+
+    def describe(self) -> str:
+        return f"the test ({self.inner.describe()}) fails"
+
+    def to_json(self) -> dict:
+        return {"check": "fails", "inner": self.inner.to_json()}
+
+
+def fails(check: Check) -> Fails:
+    """A negative control: the claim's test `check` does not pass on the control (`Fails`)."""
+    if not isinstance(check, Check):
+        raise TypeError(f"fails() takes an icml26 check, got {check!r}")
+    return Fails(check)
 
 
 def at_most(bound: float) -> AtMost:
@@ -295,6 +332,8 @@ def check_from_json(data: dict) -> Check:
         return equals(data["expected"])
     if kind == "is_true":
         return is_true()
+    if kind == "fails":
+        return fails(check_from_json(data["inner"]))
     raise ValueError(f"unknown check {data!r}")
 
 

@@ -5,16 +5,22 @@ metric, one row per seed) and links the claims that rest on that model to it (``
 `Chapter.declare`). A claim linked to a curve that has not converged is capped at ``inconclusive``:
 a model still improving says nothing about the paper.
 
-The rule (`converged`), declared here once for every chapter:
+The rule (`tail_improvement`), declared here once for every chapter:
 
-    Take the last fifth of the curve (by step, at least `MIN_TAIL_POINTS` points). Fit a least-squares
-    line to it. Its *remaining improvement* is the decrease (for a metric to minimise; the increase for
-    one to maximise) that line predicts across the tail's span of steps. The curve has converged when
-    that improvement is at most ``rtol * |mean of the tail| + atol`` (default: 1 % of the tail's level).
+    Average the seeds' curves. Take the last fifth of it (by step, at least `MIN_TAIL_POINTS` points)
+    and fit a least-squares line. Its *remaining improvement* is the decrease (for a metric to minimise;
+    the increase for one to maximise) that the line predicts across the tail's span of steps, with its
+    standard error. The curve has **not converged** when the improvement exceeds the allowance
+    ``rtol * |mean of the tail| + atol`` (default: 1 % of the tail's level) by more than two standard
+    errors (still improving, beyond noise), or when it *worsens* by that much (a loss rising at the end:
+    diverging, or past its best). Otherwise it has converged.
 
 A line fitted over the whole tail resists the step-to-step noise of stochastic training better than a
 first-versus-last comparison, and it measures exactly what matters for a verdict: how much better the
-model would still get at the same rate. A curve with several seeds has converged when every seed's has.
+model would still get at the same rate. The two standard errors keep a flat but noisy curve from being
+called unconverged (a one-sided false alarm of about 2.5 %); `atol`, in the metric's own units, is the
+allowance for a metric that converges to zero. The seed-mean curve is judged (the claims rest on the
+mean over seeds); `TrainingCurve.describe` also reports how many single seeds pass the rule.
 """
 from __future__ import annotations
 
@@ -31,15 +37,27 @@ DEFAULT_RTOL = 0.01
 
 @dataclass(frozen=True)
 class CurveVerdict:
-    """The rule applied to one seed's curve: the improvement the tail's line predicts, and the allowance."""
+    """The rule applied to one curve: the improvement the tail's line predicts, its standard error, and the
+    allowance."""
 
     improvement: float
+    stderr: float
     allowance: float
     tail_points: int
 
     @property
+    def improving(self) -> bool:
+        """Still improving beyond the allowance, by more than two standard errors."""
+        return not math.isfinite(self.improvement) or self.improvement - 2 * self.stderr > self.allowance
+
+    @property
+    def worsening(self) -> bool:
+        """Getting worse beyond the allowance, by more than two standard errors."""
+        return math.isfinite(self.improvement) and -self.improvement - 2 * self.stderr > self.allowance
+
+    @property
     def converged(self) -> bool:
-        return math.isfinite(self.improvement) and self.improvement <= self.allowance
+        return not (self.improving or self.worsening)
 
 
 def tail_improvement(steps: Sequence[float], values: Sequence[float], minimize: bool = True, rtol: float = DEFAULT_RTOL,
@@ -53,16 +71,20 @@ def tail_improvement(steps: Sequence[float], values: Sequence[float], minimize: 
     if np.any(np.diff(x) <= 0):
         raise ValueError("a curve's steps must increase strictly")
     if not np.all(np.isfinite(y)):
-        return CurveVerdict(float("inf"), 0.0, 0)
+        return CurveVerdict(float("inf"), 0.0, 0.0, 0)
     start = x[-1] - TAIL_FRACTION * (x[-1] - x[0])
     tail = x >= start
     if tail.sum() < MIN_TAIL_POINTS:
         tail[-MIN_TAIL_POINTS:] = True
     tx, ty = x[tail], y[tail]
-    slope = float(np.polyfit(tx, ty, 1)[0])
-    improvement = (-slope if minimize else slope) * float(tx[-1] - tx[0])
+    from scipy import stats
+
+    fit = stats.linregress(tx, ty)
+    span = float(tx[-1] - tx[0])
+    improvement = (-fit.slope if minimize else fit.slope) * span
+    stderr = float(fit.stderr) * span if np.isfinite(fit.stderr) else 0.0
     allowance = rtol * abs(float(ty.mean())) + atol
-    return CurveVerdict(improvement, allowance, int(tail.sum()))
+    return CurveVerdict(float(improvement), stderr, allowance, int(tail.sum()))
 
 
 @dataclass(frozen=True)
@@ -96,26 +118,32 @@ class TrainingCurve:
         return curve
 
     def verdicts(self) -> list[CurveVerdict]:
+        """The rule on each seed's curve (reported; the claims rest on `verdict`, the seed mean's)."""
         return [tail_improvement(self.steps, row, self.minimize, self.rtol, self.atol) for row in self.values]
+
+    def verdict(self) -> CurveVerdict:
+        """The rule on the seed-mean curve."""
+        return tail_improvement(self.steps, np.mean(np.asarray(self.values), axis=0), self.minimize, self.rtol, self.atol)
 
     @property
     def converged(self) -> bool:
-        return all(v.converged for v in self.verdicts())
+        return self.verdict().converged
 
     def describe(self) -> str:
-        """One line for the claims table: which seeds have converged and how much improvement is left."""
-        verdicts = self.verdicts()
-        worst = max(verdicts, key=lambda v: v.improvement - v.allowance)
-        state = "converged" if self.converged else f"not converged ({sum(not v.converged for v in verdicts)} of {len(verdicts)} seeds)"
-        return (f"curve {self.name}: {state}; the last fifth's line still gains {worst.improvement:.3g} "
-                f"(allowed {worst.allowance:.3g})")
+        """One line for the claims table: the verdict on the seed mean, how much improvement is left."""
+        v = self.verdict()
+        state = "converged" if v.converged else ("not converged, worsening" if v.worsening else "not converged")
+        seeds = "" if len(self.values) == 1 else f" ({sum(x.converged for x in self.verdicts())} of {len(self.values)} single seeds pass)"
+        return (f"curve {self.name}: {state}{seeds}; the last fifth's line still gains {v.improvement:.3g} "
+                f"+- {v.stderr:.2g} (allowed {v.allowance:.3g})")
 
     def to_json(self) -> dict:
-        verdicts = self.verdicts()
+        v = self.verdict()
         return {"name": self.name, "label": self.label, "minimize": self.minimize, "rtol": self.rtol, "atol": self.atol,
-                "steps": list(self.steps), "values": [list(r) for r in self.values], "converged": self.converged,
-                "improvement": [v.improvement if math.isfinite(v.improvement) else str(v.improvement) for v in verdicts],
-                "allowance": [v.allowance for v in verdicts]}
+                "steps": list(self.steps), "values": [list(r) for r in self.values], "converged": v.converged,
+                "worsening": v.worsening, "improvement": v.improvement if math.isfinite(v.improvement) else str(v.improvement),
+                "stderr": v.stderr, "allowance": v.allowance,
+                "seeds_converged": [x.converged for x in self.verdicts()]}
 
     def plot(self, ax=None):
         """Draw the curve (every seed) in the book's style, the judged last fifth shaded, the verdict in the title."""

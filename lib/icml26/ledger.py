@@ -17,16 +17,20 @@ Verdicts (`STATUSES`), read from the measured interval (a `SeedSummary`'s Studen
 interval of the mean; a point for a deterministic value; the per-round ratios of a `SpeedRatio`):
 
 * ``reproduced``      the whole interval lies in the claim's region, every linked curve converged, and a
-                      linked negative control failed as it must;
+                      linked negative control came out ``reproduced`` (the test failed on it as it must,
+                      `icml26.checks.fails`);
 * ``not reproduced``  the whole interval lies outside the region **and** power is shown: the positive
                       control was measured ``reproduced`` in this run, every linked fidelity check is
-                      ``reproduced``, every linked curve converged (a ``check`` needs no power: it is ours);
+                      ``reproduced``, every linked curve converged, more than one seed (a ``check`` needs no
+                      power: it is ours);
 * ``inconclusive``    anything else, with its `reason`: the interval straddles the boundary, no positive
                       control, a fidelity check missing or failed, a model not converged, a NaN, timing
                       rounds that disagree;
 * ``not reached``     nothing could be measured at this scale (`not_reached`, with the reason).
 
-A claim declared to hold at this run's scale whose verdict is not ``reproduced`` is *flagged*
+Links form a graph without cycles (checked when measuring begins); a claim is judged after the claims
+it links to, from their verdicts. A claim declared to hold at this run's scale whose verdict is not
+``reproduced`` is *flagged*
 (`Claim.failed_here`): the run ends in `ClaimFailed`, which protects the book against regressions;
 the flag is separate from the verdict, which is the same test at every scale. A timing claim is never
 flagged (a loaded machine must not break a build).
@@ -42,7 +46,7 @@ from .checks import INSIDE, OUTSIDE, STRADDLES, UNDEFINED, Check, check_from_des
 from .convergence import TrainingCurve
 from .scales import SCALES
 from .stats import SeedSummary
-from .timing import SpeedRatio
+from .timing import MIN_ROUNDS, SpeedRatio
 
 CONTRACT = 3
 REPRODUCED = "reproduced"
@@ -225,12 +229,15 @@ def _fmt(x: Any) -> str:
 
 
 def normalize_claim(claim: Mapping[str, Any], contract: int | None) -> dict[str, Any]:
-    """A results file's claim in contract-v3 terms. A claim from before v3 (``contract`` None or < 3)
-    that was FAILED or not reproduced becomes ``inconclusive`` (no power was shown then) unless it is a
-    ``check``, which becomes ``not reproduced``; a v2 ``not reached`` stays."""
+    """A results file's claim in contract-v3 terms. A claim from before v3 (``contract`` None or < 3) is
+    marked ``legacy``; if it was FAILED or not reproduced it becomes ``inconclusive`` (no power was shown
+    then) unless it is a ``check``, which becomes ``not reproduced``; a v2 ``reproduced`` over seeds (a test
+    on the mean, with a bootstrap interval) is judged again from the Student-t interval of its per-seed
+    values and becomes ``inconclusive`` when that straddles the region; a v2 ``not reached`` stays."""
     out = dict(claim)
     if contract is not None and contract >= CONTRACT:
         return out
+    out["legacy"] = True
     status = claim.get("status")
     if status == LEGACY_FAILED and claim.get("measured_text") == "n/a":  # v2 judged a declared claim not reached FAILED
         out["status"] = NOT_REACHED
@@ -240,6 +247,18 @@ def normalize_claim(claim: Mapping[str, Any], contract: int | None) -> dict[str,
             out["status"] = NOT_REPRODUCED
         else:
             out["status"], out["reason"] = INCONCLUSIVE, LEGACY_REASON
+    elif status == REPRODUCED:
+        spread = claim.get("spread") or {}
+        values = [v for v in spread.get("values", []) if isinstance(v, (int, float))]
+        check = check_from_description(claim.get("comparison", ""))
+        if check is not None and len(values) >= 2 and len(values) == len(spread.get("values", [])):
+            from .stats import over_seeds
+
+            summary = over_seeds(values)
+            if check.position(summary.ci_low, summary.ci_high) != INSIDE:
+                out["status"] = INCONCLUSIVE
+                out["reason"] = (f"a verdict from before contract v3, on the mean: the Student-t interval "
+                                 f"[{summary.ci_low:.4g}, {summary.ci_high:.4g}] (n={summary.n}) is not inside the region")
     out["failed_here"] = status == LEGACY_FAILED or (status == NOT_REACHED and bool(claim.get("declared")))
     return out
 
@@ -295,20 +314,58 @@ def declaration_changes(current: Sequence[Claim], published: Mapping[str, Any]) 
             demoted = KINDS.index(claim.kind) > KINDS.index(old_kind) if old_kind in KINDS else False
             changes.append(DeclarationChange(claim.id, "kind", old_kind, claim.kind, demoted))
         old_test = declared.get("test", old.get("comparison"))
-        if old_test is not None and old_test != claim.comparison:
+        region_changed = (declared.get("region") != claim.check.to_json()) if declared.get("region") else \
+            (old_test is not None and old_test != claim.comparison)
+        if old_test is not None and region_changed:
             old_check = check_from_json(declared["region"]) if declared.get("region") else check_from_description(old_test)
-            changes.append(DeclarationChange(claim.id, "region", old_test, claim.comparison,
+            old_text, new_text = old_test, claim.comparison
+            if old_text == new_text:  # alike when printed: show the exact regions
+                old_text, new_text = str(declared["region"]), str(claim.check.to_json())
+            changes.append(DeclarationChange(claim.id, "region", old_text, new_text,
                                              bool(old_check is not None and claim.check.loosens(old_check))))
         old_scales = tuple(declared.get("holds_at", old.get("holds_at", [])))
         if set(old_scales) != set(claim.holds_at):
             changes.append(DeclarationChange(claim.id, "holds at", ", ".join(old_scales) or "none",
                                              ", ".join(claim.holds_at) or "none", bool(set(old_scales) - set(claim.holds_at))))
-        for key in ("positive_control", "negative_control"):
-            if key in declared and declared[key] != getattr(claim, key):
-                changes.append(DeclarationChange(claim.id, key.replace("_", " "), str(declared[key] or "none"),
-                                                 str(getattr(claim, key) or "none"), bool(declared[key])
-                                                 and not getattr(claim, key)))
+        if declared:  # a v3 declaration: every field can be compared
+            changes += _v3_field_changes(claim, declared)
     return changes
+
+
+def _v3_field_changes(claim: Claim, declared: Mapping[str, Any]) -> list[DeclarationChange]:
+    """Changes of a v3 declaration's other fields; *narrowed* when the change makes the claim easier to
+    pass or to call not reproduced: a control, fidelity check or curve unlinked, fewer seeds, a timing
+    flag turned on (a timing claim never flags a run) or a larger timing tolerance, wider bounds."""
+    now = claim.declaration()
+    out = []
+
+    def text(value) -> str:
+        if value in (None, [], ""):
+            return "none"
+        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+    for key in ("positive_control", "negative_control", "fidelity", "curves"):
+        old, new = declared.get(key), now[key]
+        old_set = set(old if isinstance(old, list) else [old] if old else [])
+        new_set = set(new if isinstance(new, list) else [new] if new else [])
+        if key in declared and old_set != new_set:
+            out.append(DeclarationChange(claim.id, key.replace("_", " "), text(old), text(new), bool(old_set - new_set)))
+    if "min_seeds" in declared and declared["min_seeds"] != now["min_seeds"]:
+        out.append(DeclarationChange(claim.id, "min seeds", text(declared["min_seeds"]), text(now["min_seeds"]),
+                                     (now["min_seeds"] or 0) < (declared["min_seeds"] or 0)))
+    if "timing" in declared and bool(declared["timing"]) != now["timing"]:
+        out.append(DeclarationChange(claim.id, "timing", str(bool(declared["timing"])), str(now["timing"]), now["timing"]))
+    if declared.get("timing") and now["timing"] and declared.get("timing_tolerance") != now["timing_tolerance"]:
+        out.append(DeclarationChange(claim.id, "timing tolerance", text(declared.get("timing_tolerance")),
+                                     text(now["timing_tolerance"]),
+                                     (now["timing_tolerance"] or 0) > (declared.get("timing_tolerance") or 0)))
+    if "words" in declared and (declared["words"] or "") != now["words"]:
+        out.append(DeclarationChange(claim.id, "words", text(declared["words"]), text(now["words"]), False))
+    if "bounds" in declared and declared["bounds"] != now["bounds"]:
+        old_b, new_b = declared["bounds"], now["bounds"]
+        wider = old_b is not None and (new_b is None or (new_b[0] < old_b[0] or new_b[1] > old_b[1]))
+        out.append(DeclarationChange(claim.id, "bounds", text(old_b), text(new_b), bool(wider)))
+    return out
 
 
 class Ledger:
@@ -388,14 +445,33 @@ class Ledger:
         self._claims[id] = claim
         return claim
 
+    def _links(self, claim: Claim) -> tuple[str, ...]:
+        return tuple(x for x in (claim.positive_control, claim.negative_control, *claim.fidelity) if x is not None)
+
     def validate_links(self) -> None:
-        """Every linked control and fidelity check is a declared claim (called when measuring begins)."""
+        """Every linked control and fidelity check is a declared claim, and no claim rests on itself through
+        its links (called when measuring begins, and by the paper card)."""
         for claim in self._claims.values():
             for what, ids in (("positive control", (claim.positive_control,)), ("negative control", (claim.negative_control,)),
                               ("fidelity check", claim.fidelity)):
                 for link in ids:
                     if link is not None and link not in self._claims:
                         raise KeyError(f"claim {claim.id}: its {what} {link!r} was never declared")
+        state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+        def visit(id: str, path: tuple[str, ...]) -> None:
+            if state.get(id) == 2:
+                return
+            if state.get(id) == 1:
+                raise ValueError(f"claims link in a cycle: {' -> '.join((*path, id))}; a control or fidelity check "
+                                 "cannot rest on the claim it controls")
+            state[id] = 1
+            for link in self._links(self._claims[id]):
+                visit(link, (*path, id))
+            state[id] = 2
+
+        for id in self._claims:
+            visit(id, ())
 
     def _start_measuring(self) -> None:
         if not self._measuring:
@@ -431,6 +507,8 @@ class Ledger:
             if n < claim.min_seeds:
                 raise ValueError(f"claim {id}: a method comparison needs >= {claim.min_seeds} seeds at {self.scale!r} "
                                  f"(icml26.stats.over_seeds), got {n}")
+        if isinstance(value, SpeedRatio) and not claim.timing:
+            raise ValueError(f"claim {id}: a SpeedRatio measures a claim declared with timing=True")
         if isinstance(value, SeedSummary):
             claim.spread, claim.measured = value, value.mean
             claim.interval = (value.ci_low, value.ci_high)
@@ -439,14 +517,14 @@ class Ledger:
             claim.interval = (value.low, value.high)
         else:
             claim.measured = value
-            claim.interval = (value, value) if isinstance(python_scalar(value), (int, float)) and not isinstance(value, bool) else None
-        if claim.interval is not None:
-            try:
-                claim.position = claim.check.position(*claim.interval)
-            except TypeError:
-                claim.position = OUTSIDE
-        else:
-            claim.position = claim.check.position(value)
+            scalar = python_scalar(value)
+            numeric = isinstance(scalar, (int, float)) and not isinstance(scalar, bool)
+            claim.interval = (scalar, scalar) if numeric else None
+        try:
+            claim.position = claim.check.position(*claim.interval) if claim.interval is not None else claim.check.position(value)
+        except TypeError as exc:
+            claim.measured = claim.spread = claim.speed = claim.interval = None  # left unmeasured
+            raise TypeError(f"claim {id}: cannot judge {value!r} against the region {claim.comparison} ({exc})") from exc
         claim.measured_text = format_measured(value)
         claim.note = note
         claim.status = INCONCLUSIVE  # judged below, with the rest
@@ -461,6 +539,7 @@ class Ledger:
         claim.measured_text = format_measured(None)
         claim.reached = False
         claim.status, claim.reason = NOT_REACHED, str(reason)
+        self._judge_all()
         return claim
 
     # -- verdicts -----------------------------------------------------------------------------------------
@@ -474,13 +553,20 @@ class Ledger:
                 out.append(curve.describe())
         return out
 
-    def _inside(self, id: str | None) -> bool:
-        """Whether a linked claim came out ``reproduced`` (its interval inside, its curves converged)."""
+    def _reproduced(self, id: str | None) -> bool:
         claim = self._claims.get(id) if id else None
-        return bool(claim and claim.reached and claim.position == INSIDE and not self._unconverged(claim))
+        return bool(claim is not None and claim.status == REPRODUCED)
+
+    def _link_state(self, id: str) -> str:
+        """How a linked claim came out, for a reason: its verdict, and why when it is not reproduced."""
+        claim = self._claims[id]
+        if not claim.measured_yet:
+            return "not measured"
+        return claim.status + (f" ({claim.reason})" if claim.reason else "")
 
     def verdict(self, claim: Claim) -> tuple[str, str]:
-        """The claim's status and the reason (module docstring), from its position and what it links to."""
+        """The claim's status and the reason (module docstring), from its position and the verdicts of the
+        claims it links to."""
         if not claim.reached:
             return NOT_REACHED, claim.reason
         if not claim.measured_yet:
@@ -489,39 +575,63 @@ class Ledger:
         if unconverged:
             return INCONCLUSIVE, "training not converged: " + "; ".join(unconverged)
         if claim.position == UNDEFINED:
-            return (NOT_REPRODUCED if claim.kind == CHECK else INCONCLUSIVE), "the measured value is not a number (NaN)"
-        if claim.speed is not None and claim.speed.disagreement > claim.timing_tolerance:
-            return INCONCLUSIVE, (f"timing rounds disagree: per-round ratios {claim.speed.low:.3g}-{claim.speed.high:.3g} "
-                                  f"(spread {claim.speed.disagreement:.0%} > declared {claim.timing_tolerance:.0%})")
+            return (NOT_REPRODUCED if claim.kind == CHECK else INCONCLUSIVE), "the measured value is not a finite number"
+        if claim.timing and claim.speed is None:
+            return INCONCLUSIVE, "a timing without its rounds (measure it with icml26.speed_ratio)"
+        if claim.speed is not None and len(claim.speed.per_round) < MIN_ROUNDS:
+            return INCONCLUSIVE, f"{len(claim.speed.per_round)} timed round(s): at least {MIN_ROUNDS} decide a timing claim"
         if claim.position == STRADDLES:
             lo, hi = claim.interval if claim.interval is not None else ("?", "?")
             return INCONCLUSIVE, f"the interval [{_fmt(lo)}, {_fmt(hi)}] straddles the region ({claim.comparison})"
         if claim.position == INSIDE:
-            if claim.negative_control and self._claims[claim.negative_control].measured_yet \
-                    and not self._inside(claim.negative_control):
-                return INCONCLUSIVE, (f"the negative control {claim.negative_control} did not come out as it must: "
-                                      "the test does not discriminate")
+            negative = claim.negative_control
+            if negative and not self._reproduced(negative):
+                state = self._link_state(negative)
+                if self._claims[negative].status == NOT_REPRODUCED:
+                    return INCONCLUSIVE, f"the test passed on its negative control {negative}: it does not discriminate"
+                return INCONCLUSIVE, f"its negative control {negative} is {state}"
             return REPRODUCED, ""
         if claim.kind not in NEEDS_POWER:
             return NOT_REPRODUCED, ""
         missing = []
+        if claim.speed is not None and claim.speed.disagreement > claim.timing_tolerance:
+            missing.append(f"the timing rounds disagree (interquartile ratio {claim.speed.disagreement:.0%} > declared "
+                           f"{claim.timing_tolerance:.0%}; per-round {claim.speed.low:.3g}-{claim.speed.high:.3g})")
+        if claim.spread is not None and claim.spread.n < 2:
+            missing.append("one seed: no interval")
         if claim.positive_control is None:
             missing.append(NO_POSITIVE_CONTROL)
-        elif not self._inside(claim.positive_control):
-            missing.append(f"no power shown: positive control {claim.positive_control} not reproduced")
+        elif not self._reproduced(claim.positive_control):
+            missing.append(f"no power shown: positive control {claim.positive_control} is "
+                           f"{self._link_state(claim.positive_control)}")
+        else:
+            control = self._claims[claim.positive_control]
+            if claim.spread is not None and control.spread is not None and control.spread.n != claim.spread.n:
+                missing.append(f"positive control {control.id} ran on {control.spread.n} seeds, the claim on {claim.spread.n}")
         if not claim.fidelity:
             missing.append("no fidelity check linked")
-        missing += [f"fidelity check {f} not reproduced" for f in claim.fidelity if not self._inside(f)]
-        if claim.speed is None and claim.timing:
-            missing.append("one timing without its rounds (use icml26.timing.speed_ratio)")
+        missing += [f"fidelity check {f} is {self._link_state(f)}" for f in claim.fidelity if not self._reproduced(f)]
         if missing:
             return INCONCLUSIVE, "outside the region, but " + "; ".join(missing)
         return NOT_REPRODUCED, ""
 
     def _judge_all(self) -> None:
-        for claim in self._claims.values():
-            if claim.measured_yet and claim.reached:
-                claim.status, claim.reason = self.verdict(claim)
+        """Judge every measured claim, again until nothing changes (links form no cycle, so this ends
+        after at most as many passes as there are claims)."""
+        for _ in range(len(self._claims) + 1):
+            changed = False
+            for claim in self._claims.values():
+                if claim.measured_yet and claim.reached:
+                    verdict = self.verdict(claim)
+                    if verdict != (claim.status, claim.reason):
+                        claim.status, claim.reason = verdict
+                        changed = True
+            if not changed:
+                return
+
+    def unrecorded_curves(self) -> list[tuple[str, str]]:
+        """(claim id, curve name) of every linked curve never recorded."""
+        return [(c.id, name) for c in self._claims.values() for name in c.curves if name not in self._curves]
 
     @property
     def failed(self) -> list[Claim]:

@@ -5,15 +5,17 @@ typed into prose"; the prose about results is glued from the run, `Chapter.glue`
 Markdown cells that could be typed measurements. A number is *not* flagged when it is
 
 * inside math (``$...$``, ``$$...$$``, a ``{math}`` role), inline code or a code block, a glue role or
-  directive, a link target, a citation or an HTML comment;
+  directive, a figure, a link target, a citation or an HTML comment (an admonition's text is read);
 * one of the paper's numbers: it appears in a ``paper=`` or ``words=`` argument of a ``.declare(`` call
   in the chapter's code (the paper card's paper-value column and quoted words);
-* an arXiv identifier (``2605.12494``), or a reference or a version: after ``Sec.``, ``Eq.``, ``Table``, ``Fig.``, ``Appendix``, ``Thm``,
-  ``Lemma``, ``Prop.``, ``Cor.``, ``Def.``, ``Alg.``, ``arXiv``, ``v`` or ``==``;
+* an arXiv identifier (``2605.12494``), or a reference or a version: after ``Sec.``, ``Eq.``, ``Table``,
+  ``Fig.``, ``Appendix``, ``Thm``, ``Lemma``, ``Prop.``, ``Cor.``, ``Def.``, ``Alg.``, ``arXiv`` (and the
+  second number of a range such as ``Sec. 2.4-2.6``), ``v``, ``==``, ``Python``, ``PyTorch``, ``CUDA``;
 * on a line carrying the allow marker ``<!-- number-ok: why -->`` (a constant of the method, a
   hyper-parameter, a number from another paper), which says why.
 
-Integers are not flagged (counts of seeds and steps read like prose); the rule aims at measured
+Integers are not flagged (counts of seeds and steps read like prose), nor is math: a measured number
+typed as an integer or inside ``$...$`` is not caught, a limit of the rule. It aims at measured
 fractions and ratios, where a typed copy silently goes stale when the code changes.
 """
 from __future__ import annotations
@@ -27,10 +29,16 @@ ARXIV_ID = re.compile(r"^\d{4}\.\d{4,5}$")
 ALLOW_MARKER = re.compile(r"<!--\s*number-ok:\s*\S[^>]*-->")
 DECIMAL = re.compile(r"(?<![\w.])(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)")
 REFERENCE = re.compile(r"(?:Sec|Section|§|Eq|Eqs|Equation|Table|Tab|Fig|Figure|Appendix|App|Thm|Theorem|Lemma|Prop|"
-                       r"Proposition|Cor|Corollary|Def|Definition|Alg|Algorithm|arXiv|Step|Chapter|Remark)[.:]?\s*[(\[]?$|"
-                       r"(?:\bv|==|>=|<=|version\s)$", re.I)
+                       r"Proposition|Cor|Corollary|Def|Definition|Alg|Algorithm|arXiv|Step|Chapter|Remark)[.:]?\s*[(\[]?"
+                       r"(?:\d+(?:\.\d+)*\s*[-–]\s*)?$|"  # the second number of "Sec. 2.4-2.6"
+                       r"(?:\bv|==|\bversion\s|\bPython\s|\bPyTorch\s|\btorch\s|\bCUDA\s)$", re.I)
 STRIP = [
-    re.compile(r"^(`{3,}|:{3,}).*?^\1[ \t]*$", re.M | re.S),  # fenced code and directives (glue, math, figures)
+    # fenced code and the directives whose body is not prose (glue, math, figures, code); an admonition's
+    # fence lines go, its text stays and is read
+    re.compile(r"^(`{3,}|:{3,})(?!\{(?:note|warning|tip|important|caution|attention|hint|seealso|admonition|dropdown)\})"
+               r".*?^\1[ \t]*$", re.M | re.S),
+    re.compile(r"^(`{3,}|:{3,})\{[a-z]+\}.*$", re.M),
+    re.compile(r"^(`{3,}|:{3,})[ \t]*$", re.M),
     re.compile(r"<!--.*?-->", re.S),
     re.compile(r"\$\$.*?\$\$", re.S),
     re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$"),

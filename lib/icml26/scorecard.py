@@ -188,7 +188,8 @@ def render_markdown(records: dict[str, dict], scale: str, written: set[str], run
             for c in claims:
                 if c.get("kind") != kind:
                     continue
-                verdict = f"**{_cell(c['status'])}**" + (" (flagged)" if c.get("failed_here") else "")
+                verdict = (f"**{_cell(c['status'])}**" + (" (flagged)" if c.get("failed_here") else "")
+                           + (" (v2)" if c.get("legacy") else ""))
                 if c.get("reason"):
                     verdict += f": {_cell(c['reason'])}"
                 words = f" “{_cell(c['words'])}”" if c.get("words") else ""

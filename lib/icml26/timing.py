@@ -4,9 +4,11 @@ Wall-clock times on a shared machine are noisy; running the contenders in turn, 
 exposes all of them to the same load, and the minimum over rounds is the least disturbed time.
 
 A *timing claim* (``timing=True`` in `Chapter.declare`) is measured with `speed_ratio`: the ratio of
-best times, and beside it the ratio within each round, which shows how far the rounds agree. The ledger
-reads the verdict from the per-round ratios and calls it ``inconclusive`` when they disagree beyond the
-claim's declared tolerance (a loaded machine), never a failure: a timing claim never breaks a build.
+best times, and beside it the ratio within each round (after an untimed warm-up round), which shows how
+far the rounds agree. The ledger reads the verdict from the per-round ratios: ``reproduced`` when every
+round lies in the claim's region; a negative verdict only when the rounds agree (their interquartile
+ratio, `SpeedRatio.disagreement`, within the claim's declared tolerance), else ``inconclusive`` (a
+loaded machine); fewer than `MIN_ROUNDS` rounds decide nothing. A timing claim never breaks a build.
 The contenders run on the chapter's pinned threads (`icml26.chapter.pin_threads`).
 """
 from __future__ import annotations
@@ -23,13 +25,23 @@ class BestTimes(dict):
     rounds: list[dict[str, float]]
 
 
-def interleaved_best(contenders: Mapping[str, Callable[[], object]], rounds: int) -> BestTimes:
-    """Best wall time in seconds of each callable over `rounds` rounds, the callables run in turn; the
-    seconds of each round are kept in the result's ``rounds``."""
+MIN_ROUNDS = 3
+"""Fewer timed rounds than this give a timing claim no verdict but ``inconclusive``."""
+
+
+def interleaved_best(contenders: Mapping[str, Callable[[], object]], rounds: int, warmup: int = 1) -> BestTimes:
+    """Best wall time in seconds of each callable over `rounds` rounds, the callables run in turn after
+    `warmup` untimed rounds (first-call costs: allocation, lazy initialisation); the seconds of each
+    timed round are kept in the result's ``rounds``."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
+    if warmup < 0:
+        raise ValueError(f"warmup must be >= 0, got {warmup}")
     if not contenders:
         raise ValueError("interleaved_best needs at least one callable")
+    for _ in range(warmup):
+        for fn in contenders.values():
+            fn()
     per_round = []
     for _ in range(rounds):
         seconds = {}
@@ -62,8 +74,12 @@ class SpeedRatio:
 
     @property
     def disagreement(self) -> float:
-        """How far the rounds disagree: the largest per-round ratio over the smallest, minus 1."""
-        return self.high / self.low - 1 if self.low > 0 else math.inf
+        """How far the rounds disagree: the upper quartile of the per-round ratios over the lower, minus 1
+        (robust to one disturbed round; max/min would grow with the number of rounds)."""
+        import numpy as np
+
+        q1, q3 = np.percentile(self.per_round, [25, 75])
+        return float(q3 / q1 - 1) if q1 > 0 else math.inf
 
     def text(self) -> str:
         return (f"{self.value:.3g}x (rounds {self.low:.3g}-{self.high:.3g}, n={len(self.per_round)}; "
