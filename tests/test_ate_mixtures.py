@@ -357,6 +357,9 @@ def test_lumped_mixing_time_equals_enumeration_and_rates():
     assert fit["a n^2 rms rel. error"] < 1e-12 and math.isclose(fit["a n^2"], 1.0)
     with pytest.raises(ValueError, match="positive and finite"):
         am.tail_slope([8, 16], [3, math.inf])
+    # at n = 2048 the middle levels' stationary mass underflows to 0: the KL time must still be found
+    big = am.lumped_mixing_time(am.ProductMixture.symmetric(2048, 0.92), am.corner_start(2048), 0.05, 40_000, 0.01)
+    assert 0 < big["t_kl"] < 40_000 and 0 < big["t_tv"] < 40_000
     with pytest.raises(ValueError):
         am.lumped_mixing_time(am.UniformLevel(4), np.ones(4) / 4, 0.1, 10)
 
