@@ -29,7 +29,8 @@ from __future__ import annotations
 from .constants import ConstantEstimate, functional_constant
 from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
-from .experiments import (FAMILIES, TVCurves, batches, budget_vs_n, calls_sweep, component_tv, cw_constants,
+from .experiments import (FAMILIES, TVCurves, batches, budget_vs_n, calls_sweep, cdf_mid, component_tv, conditional_prediction,
+                          cw_constants,
                           data_based_tv, empirical_starts, fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks,
                           loglog_slope, metastable_prediction, mixing_time_vs_n, mode_prediction, power_curves, power_z,
                           relaxation_vs_n, separated_limit, separated_limit_k, separated_quantile)
@@ -43,7 +44,7 @@ from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, loc
                       weight_power_exact, weight_power_ncx2, weight_shift, weight_statistic)
 
 __all__ = [
-    "FAMILIES", "UniformLevel", "batches", "calls_sweep", "corner_start", "fit_rates", "level_law", "lumped_mixing_time",
+    "FAMILIES", "UniformLevel", "cdf_mid", "conditional_prediction", "batches", "calls_sweep", "corner_start", "fit_rates", "level_law", "lumped_mixing_time",
     "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope",
     "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
     "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",

@@ -50,6 +50,8 @@ class TVCurves:
     k: int
     values: np.ndarray | None = None
     """``values[j, s, r]``: TV of data set ``r`` of size ``ms[j]`` at ``times[s]`` (for batch intervals)."""
+    rho: np.ndarray | None = None
+    """``rho[j, a, r]``: the component law ``rho_pi(a)`` (I2: posterior-weighted masses) of data set ``r`` of size ``ms[j]``."""
 
 
 def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator, P=None, c: float = 1.0) -> TVCurves:
@@ -73,7 +75,8 @@ def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator
     mu_min = float(mu.min())
     bound = np.stack([tstar_bound(times, model.n, m, model.k, mu_min, c) for m in ms])
     values = np.stack([d[:, j * reps:(j + 1) * reps] for j in range(len(ms))])
-    return TVCurves(model.n, times, ms, mean, se, q90, d[:, -1], bound, mu_min, model.k, values)
+    rho = np.stack([model.posterior @ s_ for s_ in starts])
+    return TVCurves(model.n, times, ms, mean, se, q90, d[:, -1], bound, mu_min, model.k, values, rho)
 
 
 def batches(values: np.ndarray, n_batches: int) -> list[np.ndarray]:
@@ -202,12 +205,13 @@ def mode_prediction(model: Mixture, ms, t: int, rng: np.random.Generator, draws:
     ``mu_a``, and what is left at time ``t`` is ``sum_a (rho_hat_a - rho_a) mu_a P^t``. Each ``mu_a P^t`` is
     evolved exactly, so every eigenmode of the chain contributes with its own decay (the earlier
     prediction applied the slowest one to all). The expectation over ``rho_hat`` is a Monte-Carlo
-    average over ``draws`` multinomial draws (exact sums for ``k = 2``).
+    average over ``draws`` multinomial draws (exact sums for ``k = 2``). Also returns, at the predicted
+    ``q``-quantile, the predicted mid-CDF (:func:`cdf_mid`), what a measured quantile is compared with.
     """
     P = glauber_matrix(model) if P is None else P
     _, comps = evolve(P, model.components.T, int(t))  # (1, N, k): each mu_a P^t
     evolved = comps[0]
-    mean, quant = [], []
+    mean, quant, mid = [], [], []
     for m in np.atleast_1d(np.asarray(ms, dtype=int)):
         if model.k == 2:
             c = np.arange(m + 1)
@@ -218,13 +222,38 @@ def mode_prediction(model: Mixture, ms, t: int, rng: np.random.Generator, draws:
             order = np.argsort(d)
             cdf = np.cumsum(pmf[order])
             quant.append(float(d[order][np.searchsorted(cdf, q)]))
+            mid.append(cdf_mid(d, quant[-1], pmf))
         else:
             rho_hat = rng.multinomial(int(m), model.weights, size=draws).T / m  # (k, draws)
             d = np.concatenate([np.asarray(tv(evolved @ rho_hat[:, j:j + 2000], model.mu))
                                 for j in range(0, draws, 2000)])
             mean.append(float(d.mean()))
             quant.append(float(np.quantile(d, q)))
-    return {"mean": np.asarray(mean), "q": np.asarray(quant)}
+            mid.append(cdf_mid(d, quant[-1]))
+    return {"mean": np.asarray(mean), "q": np.asarray(quant), "cdf_mid": np.asarray(mid)}
+
+
+def conditional_prediction(model: Mixture, rho: np.ndarray, t: int, P=None) -> np.ndarray:
+    """``TV(sum_a rho[a, r] mu_a P^t, mu)`` for each data set ``r``: the all-mode prediction of
+    :func:`mode_prediction` *given* each data set's realised component law ``rho`` (``TVCurves.rho``), so that
+    the sampling fluctuation of the mode counts in one run is separated from the prediction's assumptions."""
+    P = glauber_matrix(model) if P is None else P
+    rho = np.asarray(rho, dtype=float)
+    if rho.ndim != 2 or rho.shape[0] != model.k:
+        raise ValueError(f"rho must be a (k = {model.k}, data sets) array, got shape {rho.shape}")
+    _, comps = evolve(P, model.components.T, int(t))
+    return np.asarray(tv(comps[0] @ rho, model.mu))
+
+
+def cdf_mid(values, q: float, weights=None, eta: float = 0.01) -> float:
+    """Mid-CDF at ``q``: ``P(V < q (1 - eta)) + P(|V - q| <= eta q) / 2`` for values ``V`` (optionally weighted).
+
+    A floor of ``m`` data points is almost lattice-valued (``|c/m - rho|`` times a decay), so a quantile can sit on
+    an atom and a bootstrap standard error of the quantile collapses to 0; the mid-CDF at the predicted quantile,
+    with its binomial standard error, is the robust comparison (atoms within ``eta`` of ``q`` count half)."""
+    v = np.asarray(values, dtype=float)
+    w = np.full(v.size, 1.0 / v.size) if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
+    return float(w[v < q * (1 - eta)].sum() + 0.5 * w[np.abs(v - q) <= eta * q].sum())
 
 
 def floor_vs_k(n: int, p: float, ks, ms, reps: int, t_factor: int, rng: np.random.Generator) -> dict:
@@ -238,6 +267,7 @@ def floor_vs_k(n: int, p: float, ks, ms, reps: int, t_factor: int, rng: np.rando
         gap = spectral_gap(model, P)
         pred = mode_prediction(model, ms, t_factor * n, rng, P=P)
         res[k] = dict(curves=curves, gap=gap, decay=(1 - gap) ** (t_factor * n), pred=pred["mean"], pred_q90=pred["q"],
+                      pred_cdf_mid=pred["cdf_mid"],
                       exact=separated_limit_k(ms, model.weights))
     return res
 
