@@ -86,11 +86,12 @@ def _quadratic(x: torch.Tensor, a: torch.Tensor, c: torch.Tensor, xi: torch.Tens
 
 
 def test_lion_vr_without_noise_is_sign_gradient_descent():
-    """Zero noise, same sample: m_t = grad f(x_t) exactly (STORM telescopes), so v_t = grad f(x_t)."""
+    """Zero noise, same sample: m_t = grad f(x_t) exactly (STORM telescopes), so the distributed form of the
+    step direction v_t = g_t + (1 - beta1)(m_{t-1} - gh_t) is grad f(x_t)."""
     a = torch.tensor([1.0, 2.0, 0.5, 3.0], dtype=torch.float64)
     c = torch.tensor([0.3, -0.7, 1.1, 0.05], dtype=torch.float64)
     x = torch.nn.Parameter(torch.zeros(4, dtype=torch.float64))
-    opt = LionVR([x], lr=0.01, betas=(0.9, 0.7))
+    opt = LionVR([x], lr=0.01, betas=(0.9, 0.7), storm_interpolation=True)
     ref = torch.zeros(4, dtype=torch.float64)
     calls = []
 
@@ -110,15 +111,17 @@ def test_lion_vr_without_noise_is_sign_gradient_descent():
     assert len(calls) == 1 + 2 * 30  # one B0 evaluation, then two (x_t and x_{t-1}) per step
 
 
-def test_lion_vr_matches_storm_recursion_with_same_sample_noise():
-    """Noisy linear term xi . x with the same xi at x_t and x_{t-1}; compare with Alg. 2 by hand."""
+@pytest.mark.parametrize("storm_interpolation", [False, True])
+def test_lion_vr_matches_storm_recursion_with_same_sample_noise(storm_interpolation):
+    """Noisy linear term xi . x with the same xi at x_t and x_{t-1}; compare with Alg. 2 by hand, with the
+    centralised (plain) and the distributed (STORM-corrected) step direction."""
     g = torch.Generator().manual_seed(3)
     d, lr, (b1s, b2s) = 6, 0.02, (0.8, 0.6)
     a = torch.rand(d, generator=g, dtype=torch.float64) + 0.5
     c = torch.randn(d, generator=g, dtype=torch.float64)
     noises = torch.randn(40, d, generator=g, dtype=torch.float64)
     x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
-    opt = LionVR([x], lr=lr, betas=(b1s, b2s), weight_decay=0.5)
+    opt = LionVR([x], lr=lr, betas=(b1s, b2s), weight_decay=0.5, storm_interpolation=storm_interpolation)
     grad = lambda z, xi: a * (z - c) + xi  # noqa: E731
     # manual Alg. 2 in paper betas beta = 1 - b_std
     xm = torch.zeros(d, dtype=torch.float64)
@@ -137,7 +140,7 @@ def test_lion_vr_matches_storm_recursion_with_same_sample_noise():
 
         opt.step(closure)
         gt, gh = grad(xm, xi), grad(x_prev, xi)
-        v = gt + b1s * (m - gh)
+        v = gt + b1s * (m - gh) if storm_interpolation else b1s * m + (1 - b1s) * gt
         m = gt + b2s * (m - gh)
         x_prev, xm = xm, xm * (1 - lr * 0.5) - lr * torch.sign(v)
         assert torch.allclose(x.detach(), xm, atol=1e-13)
@@ -341,6 +344,8 @@ def test_presets_define_every_scale():
     assert set(PRESETS) == {"smoke", "book", "full"}
     for p in PRESETS.values():
         assert all(T >= 1 for T in p["horizons"]) and all(n % 2 == 1 for n in p["n_mv"])
+        gpu = dict(p, **p.get("gpu", {}))
+        assert max(gpu["fit_n"]) ** 2 <= min(gpu["fit_horizons"]) and max(gpu["n_grid"]) ** 2 <= gpu["T_speedup"]
 
 
 # --------------------------------------------------------------------------- review fixes: finite check, LionVR state
@@ -506,13 +511,195 @@ def test_recorded_errors_and_vote_bias():
 
 def test_experiment_helpers():
     p = PRESETS["smoke"]
-    assert set(experiments.rate_variants(p, "lion")) >= {"a", "b", "a/beta1=equal", "b/beta1=square", "b/lambda broken"}
-    assert set(experiments.rate_variants(p, "dist")) == {"a", "b"}
+    assert set(experiments.rate_variants(p, "lion")) >= {"a", "b", "a/beta1=equal", "b/beta1=square", "b/lambda broken",
+                                                         "a/no STORM", "b/no STORM"}
+    assert set(experiments.rate_variants(p, "dist")) == {"a", "b", "a/no STORM", "b/no STORM"}
+    assert set(experiments.rate_variants(p, "mv")) == {"a", "b"}
     rows = experiments.digits_rows(p)
     assert rows["uu:unbiased"] == ("uu", {"uplink_radius": "max"})
     ratio = experiments.seed_ratio({1: np.array([1.0, 2.0]), 2: np.array([3.0, 1.0])})
     assert np.allclose(ratio, [3.0, 2.0])
-    terms = experiments.bound_terms(np.array([100.0]), 4, np.array([0.1]), np.array([0.25]), 2.0)
-    assert terms["Delta/(eta T)"][0] == pytest.approx(0.2) and terms["L eta d/beta"][0] == pytest.approx(1.6)
+    one = np.array([1.0])
+    terms = experiments.bound_terms(np.array([100.0]), 4 * one, one, np.array([0.1]), np.array([0.25]), one, 2 * one, one,
+                                    one, vr=False)
+    assert terms["Delta/(eta T)"][0] == pytest.approx(0.2) and terms["drift"][0] == pytest.approx(1.6)
+    vr = experiments.bound_terms(np.array([100.0]), 4 * one, one, np.array([0.1]), np.array([0.25]), 8 * one, 2 * one,
+                                 one, one, vr=True)
+    assert vr["drift"][0] == pytest.approx(0.1 * 4 / 0.5) and vr["init"][0] == pytest.approx(2 / np.sqrt(0.25 * 100 * 8))
     with pytest.raises(ValueError):
         experiments.regime_variant(p, "c")
+    with pytest.raises(ValueError):
+        experiments.bound_fit_experiment(p, "adam")
+
+
+# --------------------------------------------------------------------------- revision 2: curvature noise, ablation, gates
+
+def test_curvature_noise_objective():
+    """Sample-dependent curvature: the mean over zeta is the true gradient, |grad| <= G, and the STORM difference of
+    the same sample keeps a random part (A2 non-trivial) unless s = 0."""
+    obj = PeriodicObjective.make(8, 3, sigma=1.0, seed=2, curvature_noise=0.5)
+    x = torch.randn(5, 8, dtype=torch.float64)
+    zeros = torch.zeros(5, 3, 8, dtype=torch.float64)
+    mean = 0.5 * (obj.node_gradients(x, zeros, torch.full_like(zeros, 1.5)) + obj.node_gradients(x, zeros, torch.full_like(zeros, 0.5)))
+    assert torch.allclose(mean.mean(1), obj.true_gradient(x), atol=1e-14)
+    worst = obj.node_gradients(x, torch.ones_like(zeros), torch.full_like(zeros, 1.5))
+    assert float(worst.abs().max()) <= obj.G and obj.G == pytest.approx(1.5 + 1 / np.sqrt(8))
+    assert obj.L_avg == pytest.approx(np.sqrt(1.25)) and obj.sigma_bound == pytest.approx(np.sqrt(1 + 0.25 * 8))
+    with pytest.raises(ValueError):
+        obj.node_gradients(x, zeros)                                   # the curvature factors are required
+    with pytest.raises(ValueError):
+        PeriodicObjective.make(8, 1).node_gradients(x, zeros[:, :1], zeros[:, :1])
+    with pytest.raises(ValueError):
+        PeriodicObjective.make(8, 1, curvature_noise=1.0)
+    y = x + 0.01
+    zeta = torch.where(torch.rand(5, 3, 8, generator=torch.Generator().manual_seed(0)) < 0.5, 0.5, 1.5).to(torch.float64)
+    diff = obj.node_gradients(x, zeros, zeta) - obj.node_gradients(y, zeros, zeta)
+    mean_diff = obj.node_gradients(x, zeros, torch.ones_like(zeta)) - obj.node_gradients(y, zeros, torch.ones_like(zeta))
+    assert float((diff - mean_diff).abs().max()) > 1e-4              # the STORM difference is noisy now
+
+
+def test_stream_draws_curvature_factors_only_when_needed():
+    a = RandomStream(torch.Generator().manual_seed(4), 2)
+    b = RandomStream(torch.Generator().manual_seed(4), 2)
+    xi, scale = a.sample(3, 5)
+    assert scale is None and torch.equal(xi, b.rademacher(3, 5))      # s = 0: the old stream, unchanged
+    xi, scale = a.sample(3, 5, 0.5)
+    assert set(scale.unique().tolist()) <= {0.5, 1.5} and scale.shape == xi.shape
+
+
+@pytest.mark.parametrize("method", ["lion", "lion_vr"])
+def test_simulator_equals_torch_optimizer_with_curvature_noise(method):
+    seed, T, d = 6, 60, 10
+    obj = PeriodicObjective.make(d, 1, sigma=1.0, seed=seed, curvature_noise=0.5)
+    sim = simulate(method, obj, [T], 1, center=1.0, c_eta=8.0, weight_decay="theorem", seed=seed, record_iterates=True)
+    s = sim.schedules[0]
+    center = torch.ones(1, d, dtype=torch.float64)
+    stream = RandomStream(torch.Generator().manual_seed(seed), 1)
+    x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
+    m0 = obj.node_gradients(x.detach().view(1, d) - center, *stream.batch_sample(torch.tensor([s.batch0]), d, 0.5))[0, 0]
+    opt = (Lion if method == "lion" else LionVR)([x], lr=s.eta, betas=paper_betas_to_std(s.beta1, s.beta2),
+                                                 weight_decay=s.weight_decay)
+    traj = [x.detach().clone()]
+    if method == "lion":
+        opt.state[x]["exp_avg"] = m0.clone()
+    else:
+        x.grad = m0.clone()
+        opt.step()
+        traj.append(x.detach().clone())
+    while len(traj) <= T:
+        sample = stream.sample(1, d, 0.5)
+
+        def closure():
+            x.grad = obj.node_gradients(x.detach().view(1, d) - center, *sample)[0, 0].clone()
+            return torch.zeros(())
+        if method == "lion":
+            closure()
+            opt.step()
+        else:
+            opt.step(closure)
+        traj.append(x.detach().clone())
+    assert float((torch.stack(traj) - torch.from_numpy(sim.iterates[:, 0, 0])).abs().max()) <= 1e-12
+
+
+def test_storm_interpolation_per_method():
+    """Centralised Lion-VR signs the plain interpolation (the LaTeX reading), the distributed VR variants the
+    corrected one; the default of simulate is the method's own."""
+    from icml26.lion import STORM_INTERPOLATION
+    assert STORM_INTERPOLATION == {"lion_vr": False, "dist_vr": True, "uu_vr": True}
+    obj = PeriodicObjective.make(8, 1, sigma=1.0, seed=1, curvature_noise=0.5)
+    kw = dict(center=1.0, c_eta=8.0, seed=3)
+    default = simulate("lion_vr", obj, [64], 2, **kw)
+    assert np.array_equal(default.l1, simulate("lion_vr", obj, [64], 2, storm_interpolation=False, **kw).l1)
+    assert not np.array_equal(default.l1, simulate("lion_vr", obj, [64], 2, storm_interpolation=True, **kw).l1)
+    assert LionVR([torch.nn.Parameter(torch.zeros(2))]).storm_interpolation is False
+
+
+def test_ablation_runs_the_vr_schedule_without_storm():
+    obj = PeriodicObjective.make(8, 1, seed=1)
+    abl = simulate("lion", obj, [512], 1, schedule_method="lion_vr", c_eta=8.0, center=1.0)
+    vr = theorem_schedule("lion_vr", 512, 8, c_eta=8.0)
+    assert abl.schedules[0] == vr and abl.method == "lion"
+    with pytest.raises(ValueError):
+        Variant(schedule_method="adam")
+
+
+def test_theorem6_schedule_switches_branch_at_d3_n4():
+    d, n = 4, 3
+    switch = d ** 3 * n ** 4
+    below, above = theorem_schedule("uu", switch // 4, d, n), theorem_schedule("uu", switch * 16, d, n)
+    assert below.eta == pytest.approx((d * switch // 4) ** -0.5)
+    assert below.beta2 == pytest.approx(0.5 * (n / (switch // 4)) ** (1 / 3))
+    assert above.eta == pytest.approx(d ** -0.2 * n ** 0.4 * (switch * 16) ** -0.6)
+    assert above.eta < (d * switch * 16) ** -0.5
+    assert above.beta2 == pytest.approx(0.5 * (n * above.eta ** 2 * d) ** (1 / 3))
+
+
+def test_schedules_have_the_stated_exponents():
+    for method, quantities in experiments.STATED_SCHEDULES.items():
+        for quantity, stated in quantities.items():
+            got = experiments.schedule_exponents(method, quantity)
+            assert np.allclose(got, stated, atol=1e-6), (method, quantity, got)
+
+
+def test_planted_controls_and_gates():
+    x = np.array([128.0, 256.0, 512.0, 1024.0])
+    g = np.random.default_rng(0)
+    values = np.exp(-0.1 * np.log(x)[:, None] + 0.05 * g.standard_normal((4, 6)))
+    planted = experiments.planted_seed_slopes(x, values, -0.25)
+    assert planted.mean() == pytest.approx(-0.25) and planted.std() > 0
+    measured = np.array([experiments.fit_loglog_slope(x, values[:, s])[0] for s in range(6)])
+    assert np.allclose(planted - measured, -0.25 - measured.mean())    # the same per-seed deviations
+    ratios = experiments.planted_ratio(np.array([2.0, 2.2, 1.8]), np.array([1.0, 1.3, 0.8]), 0.5)
+    assert np.exp(np.log(ratios).mean()) == pytest.approx(0.5)
+    assert experiments.attains_bound([-0.26, -0.25, -0.24, -0.255], -0.25)
+    assert not experiments.attains_bound([-0.33, -0.34, -0.32], -0.25)
+    assert not experiments.attains_bound([-0.1, -0.4, -0.25], -0.25)   # too noisy to say
+
+
+def test_slope_and_trace_curves():
+    p = dict(PRESETS["smoke"])
+    obj = PeriodicObjective.make(8, 1, seed=0)
+    r = simulate("lion", obj, p["horizons"], 3, center=1.0, c_eta=8.0)
+    xs, values = experiments.slope_curve(p, r)
+    assert values.shape == (3, len(p["horizons"]) - p["slope_window"] + 1) and np.all(np.diff(xs) > 0)
+    assert np.all(values < 0)
+    mv = simulate("mv", PeriodicObjective.make(8, 3, seed=0), [200], 2, eta=0.05, record_trace=True)
+    steps, trace = experiments.trace_curve(mv, 10)
+    assert trace.shape == (2, 10) and steps[-1] == 200
+
+
+def test_birth_death_chain_predicts_the_majority_vote_plateau():
+    """The chain (our derivation) against the simulator: within 15 % at a fixed step size, and its small-eta limit
+    is the OU formula to within the vote-variance correction."""
+    from icml26.lion import ou_plateau, predicted_plateau, vote_plus_probability
+    obj = PeriodicObjective.make(16, 5, sigma=1.0, heterogeneity=0.5, seed=3, curvature_noise=0.5)
+    phases = obj.phases[:, 0].numpy()
+    assert vote_plus_probability(np.array([0.0]), phases, obj.G)[0] == pytest.approx(0.5)
+    eta = 0.05
+    r = simulate("mv", obj, [1500], 8, eta=eta, mv_eta="n", record_trace=True, seed=1)
+    measured = experiments.plateau(r).mean()
+    assert measured / predicted_plateau(phases, obj.G, eta, 16) == pytest.approx(1.0, abs=0.15)
+    C = float(np.cos(phases).mean())
+    assert predicted_plateau(phases, obj.G, 1e-3, 16) / ou_plateau(5, obj.G, 1e-3, 16, C) == pytest.approx(1.0, abs=0.06)
+
+
+def test_storm_a2_excess_formula():
+    assert experiments.storm_a2_excess(0.01, 0.5, 0.2) == pytest.approx(0.99 * 0.5 * 0.2 / np.sqrt(0.01 * 1.99))
+    assert experiments.storm_a2_excess(0.1, 0.0, 1.0) == 0.0
+
+
+def test_simulation_on_an_explicit_cpu_device_is_the_default():
+    obj = PeriodicObjective.make(8, 3, seed=0, curvature_noise=0.5)
+    a = simulate("dist_vr", obj, [64, 128], 2, seed=1)
+    b = simulate("dist_vr", obj, [64, 128], 2, seed=1, device="cpu")
+    assert np.array_equal(a.l1, b.l1)
+
+
+def test_presets_are_consistent_across_scales():
+    keys = {k for k in PRESETS["smoke"]}
+    for scale, p in PRESETS.items():
+        assert {k for k in p if k != "gpu"} == keys, scale
+        assert p["n_rate"] % 2 == 1 and len(p["horizons"]) >= p["fit_last"] >= 2
+        assert len(p["horizons"]) - p["slope_window"] + 1 >= 6          # the local-slope curves have >= 6 points
+        assert set(p.get("gpu", {})) <= keys
+        assert max(p["n_grid"]) ** 2 <= p["T_speedup"] and max(p["fit_n"]) ** 2 <= min(p["fit_horizons"])

@@ -13,7 +13,7 @@ KW = dict(x0=0.0, center=1.0, c_eta=8.0, weight_decay="theorem")  # regime (b) a
 
 @pytest.fixture(scope="module")
 def runs():
-    obj = PeriodicObjective.make(D, N, sigma=1.0, heterogeneity=0.5, seed=3)
+    obj = PeriodicObjective.make(D, N, sigma=1.0, heterogeneity=0.5, seed=3, curvature_noise=0.5)  # the chapter's objective
     return obj, run_distributed(obj, METHODS, T, seed=7, timeout_s=120, **KW)
 
 

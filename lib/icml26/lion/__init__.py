@@ -14,6 +14,8 @@ not necessarily the paper's (its LaTeX labels suggest Lion and Lion-VR are two o
   :func:`theorem_schedule`, :func:`theorem_weight_decay`, :data:`METHODS`, :data:`BETA1_BANDS`
 * simulator: :func:`simulate`, :func:`simulate_variants` -> :class:`SimResult`; :class:`Variant`;
   :func:`fit_loglog_slope`
+* the majority-vote plateau from first principles (a birth-death chain): :func:`predicted_plateau`,
+  :func:`ou_plateau`, :func:`vote_plus_probability`
 * multi-process: :func:`run_distributed` -> ``{method: DistributedResult}``; :func:`lion_worker`
 * digits: :class:`DigitsData`, :func:`train_digits` -> :class:`DigitsRun`
 * experiments (what the notebook runs) and sizes: ``experiments``, :data:`PRESETS`
@@ -30,7 +32,8 @@ from .objectives import PeriodicObjective, node_phases, random_rotation
 from .optim import (Lion, LionVR, Signum, ema_momentum, lion_direction, lion_update, paper_betas_to_std,
                     std_betas_to_paper, storm_direction, storm_momentum)
 from .presets import PRESETS
-from .schedules import BETA1_BANDS, METHODS, Schedule, theorem_schedule, theorem_weight_decay
+from .plateau import ou_plateau, predicted_plateau, stationary_law, vote_plus_probability
+from .schedules import BETA1_BANDS, METHODS, STORM_INTERPOLATION, Schedule, theorem_schedule, theorem_weight_decay
 from .simulator import RandomStream, SimResult, Variant, fit_loglog_slope, lion_loop, simulate, simulate_variants
 
 __all__ = [
@@ -38,7 +41,8 @@ __all__ = [
     "Lion", "LionVR", "METHODS", "PRESETS", "PeriodicObjective", "RandomStream", "SINGLE_NODE_METHODS", "Schedule",
     "SimResult", "Signum", "Variant", "WorkerConfig", "aggregate", "downlink", "ema_momentum", "experiments",
     "fit_loglog_slope", "label_skew_shards", "lion_direction", "lion_loop", "lion_update", "lion_worker",
-    "majority_vote", "node_phases", "pack_signs", "paper_betas_to_std", "payload_bits", "random_rotation",
-    "run_distributed", "simulate", "simulate_variants", "std_betas_to_paper", "storm_direction", "storm_momentum",
-    "theorem_schedule", "theorem_weight_decay", "train_digits", "unbiased_sign", "unpack_signs", "uplink",
+    "majority_vote", "node_phases", "ou_plateau", "pack_signs", "paper_betas_to_std", "payload_bits",
+    "predicted_plateau", "random_rotation", "run_distributed", "simulate", "simulate_variants", "stationary_law",
+    "std_betas_to_paper", "storm_direction", "storm_momentum", "STORM_INTERPOLATION", "theorem_schedule",
+    "theorem_weight_decay", "train_digits", "unbiased_sign", "unpack_signs", "uplink", "vote_plus_probability",
 ]

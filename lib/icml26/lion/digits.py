@@ -59,6 +59,10 @@ class DigitsData:
         f = lambda a: torch.tensor(a, dtype=torch.float32)  # noqa: E731
         return cls(f(Xtr), torch.tensor(ytr), f(Xte), torch.tensor(yte))
 
+    def to(self, device: torch.device | str) -> "DigitsData":
+        """A copy with every tensor on ``device``."""
+        return DigitsData(*(t.to(device) for t in (self.X_train, self.y_train, self.X_test, self.y_test)))
+
 
 def label_skew_shards(y: torch.Tensor, n_workers: int, classes_per_worker: int = 3, dominant_fraction: float = 0.8,
                       generator: torch.Generator | None = None) -> list[torch.Tensor]:
@@ -140,13 +144,14 @@ def _evaluate(run: DigitsRun, step: int, theta: torch.Tensor, data: DigitsData, 
 
 
 def _sample(idx: torch.Tensor, size: int, generator: torch.Generator) -> torch.Tensor:
+    """``size`` draws from the index set ``idx`` (a CPU tensor; the draws come from the CPU generator)."""
     return idx[torch.randint(0, len(idx), (size,), generator=generator)]
 
 
 def train_digits(method: str, data: DigitsData, steps: int, *, batch_size: int = 32, n_workers: int = 4,
                  batch0_factor: int = 4, lr: float | None = None, betas: tuple[float, float] | None = None,
                  eval_every: int = 20, seed: int = 0, shards: list[torch.Tensor] | None = None,
-                 uplink_radius: float | str = DEFAULT_UPLINK_RADIUS) -> DigitsRun:
+                 uplink_radius: float | str = DEFAULT_UPLINK_RADIUS, device: torch.device | str | None = None) -> DigitsRun:
     """Train the MLP with ``method`` for ``steps`` steps; deterministic given ``seed``.
 
     Single-node methods (:data:`SINGLE_NODE_METHODS`) see i.i.d. minibatches of the whole training set.
@@ -155,7 +160,9 @@ def train_digits(method: str, data: DigitsData, steps: int, *, batch_size: int =
     VR methods start from a batch of ``batch0_factor * batch_size`` samples (B0). The S_G uplink of
     ``mv``/``uu``/``uu_vr`` uses ``uplink_radius``: ``"max"`` = R = max_j ||v^j||_inf of the step
     (unbiased, data-dependent radius, brief Pitfalls; 32 more bits each way), or a fixed G > 0 with v
-    clipped to [-G, G] first (biased for |v| > G, closer to sign compression).
+    clipped to [-G, G] first (biased for |v| > G, closer to sign compression). ``device``: where the MLP
+    computes (None: CPU); every random draw stays on a CPU generator, so a run's sample sequence is the
+    same on every device.
     """
     if not (uplink_radius == "max" or (isinstance(uplink_radius, (int, float)) and uplink_radius > 0)):
         raise ValueError(f"uplink_radius must be 'max' or a positive number, got {uplink_radius!r}")
@@ -170,10 +177,12 @@ def train_digits(method: str, data: DigitsData, steps: int, *, batch_size: int =
         hp["betas"] = betas
     gen = torch.Generator().manual_seed(seed)
     theta = init_mlp(gen)
+    if shards is None and method not in SINGLE_NODE_METHODS:
+        shards = label_skew_shards(data.y_train, n_workers, generator=gen)
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    data, theta = data.to(dev), theta.to(dev)
     if method in SINGLE_NODE_METHODS:
         return _train_single(method, data, steps, batch_size, batch0_factor, hp, eval_every, theta, gen)
-    if shards is None:
-        shards = label_skew_shards(data.y_train, n_workers, generator=gen)
     return _train_distributed(method, data, steps, batch_size, batch0_factor, hp, eval_every, theta, gen, shards,
                               uplink_radius)
 
@@ -187,6 +196,7 @@ def _train_single(method: str, data: DigitsData, steps: int, batch_size: int, ba
            "lion": lambda: Lion([param], **hp),
            "lion_vr": lambda: LionVR([param], **hp)}[method]()
     all_idx = torch.arange(len(data.y_train))
+    dev = param.device
     run = DigitsRun(method)
     _evaluate(run, 0, param.detach(), data, 0.0, 0)
     seen = 0
@@ -201,7 +211,7 @@ def _train_single(method: str, data: DigitsData, steps: int, batch_size: int, ba
 
     for step in range(1, steps + 1):
         size = batch0_factor * batch_size if method == "lion_vr" and step == 1 else batch_size  # m_1 from B0
-        opt.step(closure_on(_sample(all_idx, size, gen)))  # LionVR calls it at x_t and x_{t-1}
+        opt.step(closure_on(_sample(all_idx, size, gen).to(dev)))  # LionVR calls it at x_t and x_{t-1}
         seen += size
         if step % eval_every == 0 or step == steps:
             _evaluate(run, step, param.detach(), data, 0.0, seen)
@@ -217,8 +227,10 @@ def _train_distributed(method: str, data: DigitsData, steps: int, batch_size: in
     b1_std, b2_std = hp["betas"]
     per_worker_grad = torch.func.vmap(torch.func.grad(mlp_loss), in_dims=(None, 0, 0))
 
+    dev = theta.device
+
     def worker_batches(size: int) -> tuple[torch.Tensor, torch.Tensor]:
-        idx = torch.stack([_sample(s, size, gen) for s in shards])  # (n, size)
+        idx = torch.stack([_sample(s, size, gen) for s in shards]).to(dev)  # (n, size)
         return data.X_train[idx], data.y_train[idx]
 
     up_bits, down_bits = payload_bits(rule, theta.numel())
@@ -247,8 +259,8 @@ def _train_distributed(method: str, data: DigitsData, steps: int, batch_size: in
         if rule in ("mv", "uu"):
             G = float(v.abs().max()) if uplink_radius == "max" else float(uplink_radius)
             G = G if G > 0 else 1.0
-        up_u = torch.rand(v.shape, generator=gen) if needs_uplink_uniforms(rule) else None
-        down_u = torch.rand(v.shape[1:], generator=gen) if needs_downlink_uniforms(rule) else None
+        up_u = torch.rand(v.shape, generator=gen).to(dev) if needs_uplink_uniforms(rule) else None
+        down_u = torch.rand(v.shape[1:], generator=gen).to(dev) if needs_downlink_uniforms(rule) else None
         u = aggregate(v, rule, G, "random", node_dim=0, uplink_uniforms=up_u, downlink_uniforms=down_u)
         theta_prev = theta
         theta = lion_update(theta, u, lr, 0.0)

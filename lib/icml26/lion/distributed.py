@@ -32,7 +32,7 @@ import torch.multiprocessing as mp
 from ._checks import check_positive_int
 from .compression import downlink, needs_downlink_uniforms, needs_uplink_uniforms, pack_signs, unpack_signs, uplink
 from .objectives import PeriodicObjective
-from .schedules import METHODS, Schedule
+from .schedules import METHODS, STORM_INTERPOLATION, Schedule
 from .simulator import RandomStream, Variant, lion_loop
 
 FLOAT32_BYTES = 4
@@ -56,7 +56,7 @@ class WorkerConfig:
     seed: int = 0
     tie: str | None = "random"
     replicate_simulator_rng: bool = True
-    storm_interpolation: bool = True
+    storm_interpolation: bool | None = None   # None: the method's own form (schedules.STORM_INTERPOLATION)
 
 
 @dataclass
@@ -124,7 +124,8 @@ def lion_worker(cfg: WorkerConfig, rank: int, world_size: int) -> dict:
     out = lion_loop(cfg.objective.node(rank), [cfg.schedule], [cfg.T], x0, stream,
                     _make_exchange(cfg, rank, world_size, counter), vr=vr, center=center,
                     needs_up=needs_uplink_uniforms(rule), needs_down=needs_downlink_uniforms(rule, cfg.tie),
-                    storm_interpolation=cfg.storm_interpolation, record_iterates=True)
+                    storm_interpolation=(STORM_INTERPOLATION.get(cfg.method, False) if cfg.storm_interpolation is None
+                                         else cfg.storm_interpolation), record_iterates=True)
     return {"iterates": out.iterates[:, 0].numpy(), "bytes_up": counter["up"] // cfg.T,
             "bytes_down": counter["down"] // cfg.T}
 

@@ -1,5 +1,5 @@
 """Objective O1 of the brief (§5): a periodic, non-convex, non-coercive sum with heterogeneous nodes,
-and its rotated, anisotropic (non-separable) variant.
+its rotated, anisotropic (non-separable) variant, and its variant with sample-dependent curvature.
 
 Separable O1 (``rotation=None``)::
 
@@ -12,7 +12,18 @@ Rotated O1 (``rotation=Q``, an orthogonal d x d matrix)::
 with curvatures a_k in (0, 1] (all 1 by default, so L = 1) and Rademacher xi in {-1, +1}^d. Then
 E||noise||_2^2 = sigma^2 (assumption A3), the same xi at x_t and x_{t-1} cancels exactly in the STORM
 difference (average smoothness A2 with L = max a_k), and ||grad f_j(x; xi)||_inf <= G (assumption bg1,
-:attr:`PeriodicObjective.G`). f = (1/n) sum_j f_j; with phases symmetric around 0 (per coordinate),
+:attr:`PeriodicObjective.G`).
+
+Sample-dependent curvature (``curvature_noise = s`` in [0, 1)): each sample also draws a Rademacher
+zeta in {-1, +1}^d and scales the curvature of coordinate k by (1 + s zeta_k)::
+
+    f_j(x; xi, zeta) = sum_k a_k (1 + s zeta_k) (1 - cos(x_k - phi_jk)) + (sigma / sqrt(d)) <xi, x>
+
+so the mean objective is unchanged, the gradient noise gains a part proportional to the gradient, and
+the STORM difference grad f(x; zeta) - grad f(y; zeta) keeps a random part s zeta (grad F(x) - grad F(y)):
+average smoothness (A2) holds with L_avg = max_k a_k sqrt(1 + s^2) (:attr:`PeriodicObjective.L_avg`)
+and is no longer met with equality by the mean objective alone. With s = 0 (the default) no zeta is
+drawn and the objective is the additive-noise O1, STORM's best case. f = (1/n) sum_j f_j; with phases symmetric around 0 (per coordinate),
 x = 0 is a stationary point and the global minimum of f. A rotation alone keeps the Hessian at the
 minimum isotropic (Q^T I Q = I), so near x = 0 the rotated isotropic problem is still, to second order,
 a separable one; the anisotropic curvatures a_k are what make the rotated problem genuinely non-separable
@@ -64,12 +75,15 @@ class PeriodicObjective:
     sigma: float = 1.0
     rotation: torch.Tensor | None = None
     curvature: torch.Tensor | None = None
+    curvature_noise: float = 0.0
 
     def __post_init__(self) -> None:
         if self.phases.ndim != 2:
             raise ValueError(f"phases must have shape (n, d), got {tuple(self.phases.shape)}")
         if not (math.isfinite(self.sigma) and self.sigma >= 0):
             raise ValueError(f"sigma must be finite and >= 0, got {self.sigma!r}")
+        if not (math.isfinite(self.curvature_noise) and 0.0 <= self.curvature_noise < 1.0):
+            raise ValueError(f"curvature_noise must lie in [0, 1), got {self.curvature_noise!r}")
         if not bool(torch.isfinite(self.phases).all()):
             raise ValueError("phases contain NaN or inf")
         d = self.phases.shape[1]
@@ -77,7 +91,7 @@ class PeriodicObjective:
             Q = self.rotation
             if Q.shape != (d, d):
                 raise ValueError(f"rotation must have shape ({d}, {d}), got {tuple(Q.shape)}")
-            eye = torch.eye(d, dtype=Q.dtype)
+            eye = torch.eye(d, dtype=Q.dtype, device=Q.device)
             if not torch.allclose(Q @ Q.T, eye, atol=1e-10):
                 raise ValueError("rotation must be orthogonal (Q Q^T = I)")
         if self.curvature is not None:
@@ -87,12 +101,13 @@ class PeriodicObjective:
 
     @classmethod
     def make(cls, d: int, n_nodes: int = 1, sigma: float = 1.0, heterogeneity: float = 0.5,
-             seed: int = 0, rotated: bool = False, curvature_range: tuple[float, float] | None = None
-             ) -> "PeriodicObjective":
+             seed: int = 0, rotated: bool = False, curvature_range: tuple[float, float] | None = None,
+             curvature_noise: float = 0.0) -> "PeriodicObjective":
         """O1 with ``n_nodes`` heterogeneous nodes; phases drawn from ``seed`` (all zero for one node).
 
         ``rotated=True`` adds a Haar-random rotation; ``curvature_range=(a_min, a_max)`` log-spaced
-        curvatures a_k (randomly permuted), e.g. (0.1, 1.0) for a non-separable, ill-conditioned problem.
+        curvatures a_k (randomly permuted), e.g. (0.1, 1.0) for a non-separable, ill-conditioned problem;
+        ``curvature_noise=s`` makes the curvature sample-dependent (module docstring).
         """
         g = torch.Generator().manual_seed(seed)
         phases = node_phases(n_nodes, d, heterogeneity if n_nodes > 1 else 0.0, g)
@@ -103,7 +118,17 @@ class PeriodicObjective:
             if not (0 < lo <= hi <= 1):
                 raise ValueError(f"curvature_range must satisfy 0 < a_min <= a_max <= 1, got {curvature_range!r}")
             a = torch.logspace(math.log10(lo), math.log10(hi), d, dtype=torch.float64)[torch.randperm(d, generator=g)]
-        return cls(phases, sigma, Q, a)
+        return cls(phases, sigma, Q, a, float(curvature_noise))
+
+    def to(self, device: torch.device | str) -> "PeriodicObjective":
+        """A copy with every tensor on ``device`` (the simulator computes where its objective lives)."""
+        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+        return PeriodicObjective(move(self.phases), self.sigma, move(self.rotation), move(self.curvature),
+                                 self.curvature_noise)
+
+    @property
+    def device(self) -> torch.device:
+        return self.phases.device
 
     @property
     def n_nodes(self) -> int:
@@ -123,20 +148,32 @@ class PeriodicObjective:
 
     @property
     def L(self) -> float:
-        """Smoothness constant: max_k a_k (1 without curvatures)."""
+        """Smoothness constant of the mean objective: max_k a_k (1 without curvatures)."""
         return 1.0 if self.curvature is None else float(self.curvature.max())
 
     @property
+    def L_avg(self) -> float:
+        """Average-smoothness constant (A2), E||grad f(x;.) - grad f(y;.)||^2 <= L_avg^2 ||x - y||^2:
+        L sqrt(1 + s^2) with s the curvature noise (= L for the additive-noise O1)."""
+        return self.L * math.sqrt(1.0 + self.curvature_noise ** 2)
+
+    @property
+    def sigma_bound(self) -> float:
+        """The noise level of assumption A3, sup_x E||grad f(x; .) - grad F(x)||_2: sqrt(sigma^2 + s^2 sum_k a_k^2)
+        (the additive part, plus the curvature noise at its worst, where every |sin| = 1)."""
+        a2 = float(self.d) if self.curvature is None else float((self.curvature.cpu() ** 2).sum())
+        return math.sqrt(self.sigma ** 2 + self.curvature_noise ** 2 * a2)
+
+    @property
     def G(self) -> float:
-        """Bound on ||grad f_j(x; xi)||_inf (assumption bg1): max_i sum_k |Q_ki| a_k + sigma / sqrt(d)."""
-        a = torch.ones(self.d, dtype=torch.float64) if self.curvature is None else self.curvature
-        if self.rotation is None:
-            return float(a.max()) + self.noise_scale
-        return float((self.rotation.abs() * a.unsqueeze(1)).sum(0).max()) + self.noise_scale
+        """Bound on ||grad f_j(x; xi)||_inf (assumption bg1): (1 + s) max_i sum_k |Q_ki| a_k + sigma / sqrt(d)."""
+        a = torch.ones(self.d, dtype=torch.float64) if self.curvature is None else self.curvature.cpu()
+        top = float(a.max()) if self.rotation is None else float((self.rotation.cpu().abs() * a.unsqueeze(1)).sum(0).max())
+        return (1.0 + self.curvature_noise) * top + self.noise_scale
 
     def node(self, j: int) -> "PeriodicObjective":
         """The objective of node j alone (what worker j of the multi-process run knows)."""
-        return PeriodicObjective(self.phases[j : j + 1], self.sigma, self.rotation, self.curvature)
+        return PeriodicObjective(self.phases[j : j + 1], self.sigma, self.rotation, self.curvature, self.curvature_noise)
 
     def _scaled(self, s: torch.Tensor) -> torch.Tensor:
         return s if self.curvature is None else s * self.curvature
@@ -147,12 +184,20 @@ class PeriodicObjective:
     def _to_outer(self, s: torch.Tensor) -> torch.Tensor:
         return s if self.rotation is None else s @ self.rotation     # (Q^T s) row-wise
 
-    def node_gradients(self, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+    def node_gradients(self, x: torch.Tensor, noise: torch.Tensor, curvature_scale: torch.Tensor | None = None
+                       ) -> torch.Tensor:
         """Stochastic gradients of every node: x (B, d), noise (B, n, d) in {-1, 0, +1} -> (B, n, d).
 
-        ``noise`` may also be a minibatch mean of Rademacher draws (the B0 initial batch)."""
+        ``noise`` may also be a minibatch mean of Rademacher draws (the B0 initial batch).
+        ``curvature_scale`` (B, n, d): the sample's curvature factors 1 + s zeta (or their batch mean);
+        None means 1 (required to be None when ``curvature_noise`` is 0, and given otherwise)."""
+        if (curvature_scale is None) != (self.curvature_noise == 0.0):
+            raise ValueError("curvature_scale must be given exactly when the objective has curvature noise")
         z = self._to_inner(x)
-        return self._to_outer(self._scaled(torch.sin(z.unsqueeze(1) - self.phases))) + self.noise_scale * noise
+        inner = self._scaled(torch.sin(z.unsqueeze(1) - self.phases))
+        if curvature_scale is not None:
+            inner = inner * curvature_scale
+        return self._to_outer(inner) + self.noise_scale * noise
 
     def true_gradient(self, x: torch.Tensor) -> torch.Tensor:
         """grad f(x) = mean_j of the noiseless node gradients (sin(z) mean cos(phi) - cos(z) mean sin(phi), z = Qx)."""

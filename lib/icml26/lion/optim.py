@@ -74,7 +74,8 @@ def ema_momentum(m: torch.Tensor, g: torch.Tensor, beta2) -> torch.Tensor:
 
 
 def storm_direction(g: torch.Tensor, m: torch.Tensor, g_hat: torch.Tensor, beta1) -> torch.Tensor:
-    """v_t = g_t + (1 - beta1)(m_{t-1} - gh_t) (Alg. 2 with the STORM-transported interpolation)."""
+    """v_t = g_t + (1 - beta1)(m_{t-1} - gh_t) (the distributed VR step direction, Thms 4 and 7: the plain
+    interpolation plus (1 - beta1)(g_t - gh_t))."""
     return g + (1.0 - beta1) * (m - g_hat)
 
 
@@ -184,13 +185,13 @@ class LionVR(Optimizer):
     In paper betas, with g_t = grad f(x_t; xi_t) and gh_t = grad f(x_{t-1}; xi_t) from the SAME sample::
 
         m_1     = (1/B0) sum_b grad f(x_1; xi_b)                    # big initial batch, B0 = O(T^{1/3})
-        v_t     = g_t + (1 - beta1) (m_{t-1} - gh_t)                # STORM-transported interpolation
+        v_t     = (1 - beta1) m_{t-1} + beta1 g_t                   # the centralised interpolation (LaTeX form)
         x_{t+1} = x_t - eta (sign(v_t) + lambda x_t)
         m_t     = g_t + (1 - beta2) (m_{t-1} - gh_t)                # STORM momentum (brief Alg. 2)
 
-    ``storm_interpolation=False`` uses the brief's centralised form v_t = (1 - beta1) m_{t-1} + beta1 g_t
-    instead (the brief marks the exact form of v as reconstructed [R]; with beta1 = beta2 the STORM form
-    gives v_t = m_t). In standard betas (this class), (1 - beta_paper) = beta_std.
+    ``storm_interpolation=True`` signs the STORM-transported interpolation v_t = g_t + (1 - beta1)(m_{t-1} - gh_t)
+    instead, the form the third-party LaTeX audit reads for the *distributed* VR variant (Thm 4) only
+    (with beta1 = beta2 it gives v_t = m_t). In standard betas (this class), (1 - beta_paper) = beta_std.
 
     Usage (the same-sample requirement is explicit: the closure is evaluated at x_t AND at x_{t-1})::
 
@@ -213,7 +214,7 @@ class LionVR(Optimizer):
         lr: float = 1e-4,
         betas: tuple[float, float] = (0.9, 0.9),
         weight_decay: float = 0.0,
-        storm_interpolation: bool = True,
+        storm_interpolation: bool = False,
         check_finite: bool = True,
     ) -> None:
         check_lr(lr)

@@ -24,7 +24,7 @@ is a constant lambda (0: none).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ._checks import check_positive_int
 
@@ -39,6 +39,11 @@ METHODS: dict[str, tuple[str, bool, str]] = {
     "uu_vr": ("uu", True, "Thm 7"),
     "sign_mv": ("sign_mv", False, "Liu et al. 2024 (Thm 5 schedule)"),
 }
+
+#: whether a VR method signs the STORM-corrected interpolation v = (1-beta1) m + beta1 g + (1-beta1)(g - gh).
+#: The LaTeX reading (third-party audit of v1) puts the correction into v only for the distributed VR
+#: variants (Thm 4, and per node in Thm 7); centralised Lion-VR (Thm 2) signs the plain interpolation.
+STORM_INTERPOLATION: dict[str, bool] = {"lion_vr": False, "dist_vr": True, "uu_vr": True}
 
 #: the band of beta1_power (beta1 = beta2^p) each theorem allows: (smallest p, largest p)
 BETA1_BANDS: dict[str, tuple[float, float]] = {
@@ -82,8 +87,11 @@ def theorem_schedule(method: str, T: int, d: int, n: int = 1, *, c_eta: float = 
     dist_vr (Thm 4): beta2 = c_beta n^{1/3} T^{-2/3},   eta = c_eta n^{1/3} d^{-1/2} T^{-2/3},
                      B0 = c_batch n^{-2/3} T^{1/3}                                               (T >= n^2)
     mv, sign_mv (Thm 5): beta2 = 1/2, eta = c_eta (dT)^{-1/2} (mv_eta="dT") or c_eta n^{-1/2} (mv_eta="n")
-    uu      (Thm 6): eta = c_eta (dT)^{-1/2}, beta2 = c_beta (n/T)^{1/3}  (our re-derivation: the minimiser
-                     (2 n eta^2 d)^{1/3} of sigma^2 beta/n + eta^2 d/beta^2 in bound B6, constant absorbed)
+    uu      (Thm 6): eta = c_eta min{(dT)^{-1/2}, d^{-1/5} n^{2/5} T^{-3/5}}, beta2 = c_beta (n eh^2 d)^{1/3}
+                     with eh the min without c_eta (our re-derivation: the minimiser (2 n eta^2 d)^{1/3} of
+                     sigma^2 beta/n + eta^2 d/beta^2 in bound B6, constant absorbed; the second step size
+                     balances B6's branch d^{1/10} n^{-1/5} T^{-1/5} and is the smaller one exactly when
+                     T > d^3 n^4, where that branch dominates; below it beta2 = c_beta (n/T)^{1/3})
     uu_vr   (Thm 7): beta2 = c_beta T^{-1/2}, eta = c_eta (dT)^{-1/2}, B0 = 1 (Thm 7 states no B0)
 
     beta1 = beta2 ** beta1_power (module docstring); ``weight_decay`` is "theorem" (the theorem's
@@ -129,7 +137,8 @@ def theorem_schedule(method: str, T: int, d: int, n: int = 1, *, c_eta: float = 
         beta = 0.5
         step = c_eta * (d * T) ** -0.5 if mv_eta == "dT" else c_eta * n ** -0.5
     elif method == "uu":
-        beta, step = c_beta * (n / T) ** (1 / 3), c_eta * (d * T) ** -0.5
+        base = min((d * T) ** -0.5, d ** -0.2 * n ** 0.4 * T ** -0.6)
+        beta, step = c_beta * (n * base * base * d) ** (1 / 3), c_eta * base
     else:  # uu_vr
         beta, step = c_beta * T ** -0.5, c_eta * (d * T) ** -0.5
     if beta > 1.0:
@@ -148,7 +157,3 @@ def theorem_schedule(method: str, T: int, d: int, n: int = 1, *, c_eta: float = 
         raise ValueError(f"weight_decay must be 'theorem' or a finite number >= 0, got {weight_decay!r}")
     return Schedule(eta=step, beta1=beta ** beta1_power, beta2=beta, batch0=max(1, batch0), weight_decay=wd)
 
-
-def with_weight_decay(schedule: Schedule, weight_decay: float) -> Schedule:
-    """A copy of ``schedule`` with another weight decay."""
-    return replace(schedule, weight_decay=float(weight_decay))
