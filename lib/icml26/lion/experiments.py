@@ -168,13 +168,6 @@ def planted_seed_slopes(x: Sequence[float], values: np.ndarray, exponent: float)
     return np.array([exponent + np.polyfit(lx, resid[:, s], 1)[0] for s in range(values.shape[1])])
 
 
-def planted_ratio(values_low: np.ndarray, values_high: np.ndarray, ratio: float) -> np.ndarray:
-    """A positive control for a ratio claim A(high)/A(low): the seed-mean ratio replaced by ``ratio``, each
-    seed keeping its measured log-deviation at both ends."""
-    lo, hi = np.log(np.asarray(values_low, float)), np.log(np.asarray(values_high, float))
-    return ratio * np.exp((hi - hi.mean()) - (lo - lo.mean()))
-
-
 def speedup_experiment(p: Mapping[str, Any], method: str = "dist") -> dict[int, dict[str, SimResult]]:
     """A_T at fixed T = p['T_speedup'] for n in p['n_grid'] (Thm 3 or 4 schedule), every regime."""
     variants = {reg: regime_variant(p, reg) for reg in p["regimes"]}

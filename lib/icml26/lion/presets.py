@@ -39,7 +39,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                   d_grid=(16, 64, 256), T_dscale=512, err_seeds=4, T_err_a2=500,
                   u67_n=(1,), u67_horizons=half_octaves(7, 10),
                   fit_horizons=(128, 256, 512), fit_d=(16, 64), fit_n=(1, 4), fit_c_eta=(4.0, 16.0), fit_seeds=2,
-                  digits_steps=100, digits_workers=4, digits_seeds=(0, 1, 2), digits_eval_every=20,
+                  digits_steps=60, digits_workers=4, digits_seeds=(0, 1, 2), digits_eval_every=10,
                   distributed_demo=dict(d=32, n_workers=3, T=50)),
     # book: measured 271 s for `repro run` at load ~2 and 426 s at load ~4.5 (the same shared machine; digits and
     # the rate runs take two thirds); 64 seeds for the single-node rate runs, whose VR-gain interval needs them
