@@ -35,9 +35,12 @@ CLAIM_FAILED = "ClaimFailed"
 """`icml26.ClaimFailed`'s name, as papermill reports the notebook's exception."""
 PUBLISHED_SCALES = ("full",)
 """Scales whose results files are committed: a failed run must not delete the last good one."""
-KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR",
+                    "--IPKernelApp.exec_lines=import pandas; pandas.set_option('display.max_rows', 1000)"]
 """Quiet the kernel's start-up warnings (ipykernel's "running over TCP without encryption", once per
-chapter: the kernel listens on localhost only); its errors still reach the log."""
+chapter: the kernel listens on localhost only); its errors still reach the log. Pandas shows up to 1000 rows, so a
+chapter's claims table and paper card are never cut to "..." on the page (pandas' default stops at 60 rows). Set
+here, in the runner, the batch runs' settings do not enter the chapters' cache keys."""
 CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
 """Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
 
