@@ -428,19 +428,13 @@ def test_lion_vr_skips_frozen_and_unused_parameters():
 
 # --------------------------------------------------------------------------- one update rule: simulator == torch optimizers
 
-@pytest.mark.parametrize("method", ["lion", "lion_vr"])
-def test_simulator_equals_torch_optimizer(method):
-    """The paper-convention simulator and the standard-convention optimizer give the same iterates on the
-    same gradients (weight decay on, shifted minimum, beta1 = sqrt(beta2))."""
-    seed, T, d = 5, 80, 12
-    obj = PeriodicObjective.make(d, 1, sigma=1.0, seed=seed)
-    sim = simulate(method, obj, [T], 1, center=1.0, c_eta=8.0, weight_decay="theorem", seed=seed, record_iterates=True)
-    s = sim.schedules[0]
-    assert s.beta1 == pytest.approx(s.beta2 ** 0.5) and s.weight_decay > 0
+def _torch_trajectory(method, obj, s, d, T, first_noise, draw_noise):
+    """Iterates 0..T of the standard-convention torch optimizer (Lion or LionVR) from 0 towards the minimum at 1,
+    on the simulator's schedule `s`: the first momentum from the gradient under `first_noise`, each later step's
+    gradient under a fresh `draw_noise()` (the arguments `obj.node_gradients` takes after the position)."""
     center = torch.ones(1, d, dtype=torch.float64)
-    stream = RandomStream(torch.Generator().manual_seed(seed), 1)
     x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
-    m0 = obj.node_gradients(x.detach().view(1, d) - center, stream.rademacher_batch_mean(torch.tensor([s.batch0]), d))[0, 0]
+    m0 = obj.node_gradients(x.detach().view(1, d) - center, *first_noise)[0, 0]
     cls = Lion if method == "lion" else LionVR
     opt = cls([x], lr=s.eta, betas=paper_betas_to_std(s.beta1, s.beta2), weight_decay=s.weight_decay)
     traj = [x.detach().clone()]
@@ -451,10 +445,10 @@ def test_simulator_equals_torch_optimizer(method):
         opt.step()
         traj.append(x.detach().clone())
     while len(traj) <= T:
-        xi = stream.rademacher(1, d)
+        noise = draw_noise()
 
         def closure():
-            x.grad = obj.node_gradients(x.detach().view(1, d) - center, xi)[0, 0].clone()
+            x.grad = obj.node_gradients(x.detach().view(1, d) - center, *noise)[0, 0].clone()
             return torch.zeros(())
         if method == "lion":
             closure()
@@ -462,6 +456,21 @@ def test_simulator_equals_torch_optimizer(method):
         else:
             opt.step(closure)
         traj.append(x.detach().clone())
+    return traj
+
+
+@pytest.mark.parametrize("method", ["lion", "lion_vr"])
+def test_simulator_equals_torch_optimizer(method):
+    """The paper-convention simulator and the standard-convention optimizer give the same iterates on the
+    same gradients (weight decay on, shifted minimum, beta1 = sqrt(beta2))."""
+    seed, T, d = 5, 80, 12
+    obj = PeriodicObjective.make(d, 1, sigma=1.0, seed=seed)
+    sim = simulate(method, obj, [T], 1, center=1.0, c_eta=8.0, weight_decay="theorem", seed=seed, record_iterates=True)
+    s = sim.schedules[0]
+    assert s.beta1 == pytest.approx(s.beta2 ** 0.5) and s.weight_decay > 0
+    stream = RandomStream(torch.Generator().manual_seed(seed), 1)
+    traj = _torch_trajectory(method, obj, s, d, T, (stream.rademacher_batch_mean(torch.tensor([s.batch0]), d),),
+                             lambda: (stream.rademacher(1, d),))
     diff = (torch.stack(traj) - torch.from_numpy(sim.iterates[:, 0, 0])).abs().max()
     assert float(diff) <= 1e-12
     assert float((torch.stack(traj)[-1] - traj[0]).abs().max()) > 0.1   # it moved
@@ -573,31 +582,9 @@ def test_simulator_equals_torch_optimizer_with_curvature_noise(method):
     obj = PeriodicObjective.make(d, 1, sigma=1.0, seed=seed, curvature_noise=0.5)
     sim = simulate(method, obj, [T], 1, center=1.0, c_eta=8.0, weight_decay="theorem", seed=seed, record_iterates=True)
     s = sim.schedules[0]
-    center = torch.ones(1, d, dtype=torch.float64)
     stream = RandomStream(torch.Generator().manual_seed(seed), 1)
-    x = torch.nn.Parameter(torch.zeros(d, dtype=torch.float64))
-    m0 = obj.node_gradients(x.detach().view(1, d) - center, *stream.batch_sample(torch.tensor([s.batch0]), d, 0.5))[0, 0]
-    opt = (Lion if method == "lion" else LionVR)([x], lr=s.eta, betas=paper_betas_to_std(s.beta1, s.beta2),
-                                                 weight_decay=s.weight_decay)
-    traj = [x.detach().clone()]
-    if method == "lion":
-        opt.state[x]["exp_avg"] = m0.clone()
-    else:
-        x.grad = m0.clone()
-        opt.step()
-        traj.append(x.detach().clone())
-    while len(traj) <= T:
-        sample = stream.sample(1, d, 0.5)
-
-        def closure():
-            x.grad = obj.node_gradients(x.detach().view(1, d) - center, *sample)[0, 0].clone()
-            return torch.zeros(())
-        if method == "lion":
-            closure()
-            opt.step()
-        else:
-            opt.step(closure)
-        traj.append(x.detach().clone())
+    traj = _torch_trajectory(method, obj, s, d, T, stream.batch_sample(torch.tensor([s.batch0]), d, 0.5),
+                             lambda: stream.sample(1, d, 0.5))
     assert float((torch.stack(traj) - torch.from_numpy(sim.iterates[:, 0, 0])).abs().max()) <= 1e-12
 
 
