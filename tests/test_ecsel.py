@@ -209,6 +209,20 @@ def test_run_jobs_is_the_same_for_one_or_two_processes():
     assert run_jobs(f, jobs, 1) == run_jobs(f, jobs, 2)
 
 
+def test_run_jobs_is_capped_by_the_chapters_share_of_cores(monkeypatch):
+    """Under `repro book`'s ICML26_CPUS = 1 two requested processes become one: the jobs run in this process."""
+    import os
+
+    monkeypatch.setenv("ICML26_CPUS", "1")
+    assert run_jobs(_pid, [(0,), (1,)], 2) == [os.getpid()] * 2
+
+
+def _pid(_seed):
+    import os
+
+    return os.getpid()
+
+
 def _draw(seed):
     return float(np.random.default_rng(seed).normal())
 

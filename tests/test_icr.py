@@ -250,6 +250,21 @@ def test_run_tasks_pool_matches_inline():
         run_tasks(tasks, workers=0)
 
 
+def _pid(**_):
+    import os
+
+    return os.getpid()
+
+
+def test_run_tasks_pool_is_capped_by_the_chapters_share_of_cores(monkeypatch):
+    """`repro book` runs chapters side by side and gives each ICML26_CPUS cores: a pool asked for 2 workers
+    then runs inline (every task in this process), not as a third busy process on a 2-core machine."""
+    import os
+
+    monkeypatch.setenv("ICML26_CPUS", "1")
+    assert run_tasks([(_pid, {}), (_pid, {})], workers=2) == [os.getpid()] * 2
+
+
 def test_two_view_plugin_bias_and_its_correction():
     d, n = 24, 150
     gaps_plug, gaps_deb = [], []

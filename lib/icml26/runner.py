@@ -41,6 +41,10 @@ KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR",
 chapter: the kernel listens on localhost only); its errors still reach the log. Pandas shows up to 1000 rows, so a
 chapter's claims table and paper card are never cut to "..." on the page (pandas' default stops at 60 rows). Set
 here, in the runner, the batch runs' settings do not enter the chapters' cache keys."""
+CPUS_ENV_VAR = "ICML26_CPUS"
+"""The cores a chapter may use when several run at once (`repro book`'s jobs share the machine): chapters that start
+a pool of single-thread workers (icr, ecsel) cap its size at this. Unset for one chapter at a time. The pools' tasks
+seed themselves, so the numbers do not depend on it; not keyed."""
 CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
 """Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
 
@@ -185,8 +189,8 @@ def run_chapter(
         "MPLBACKEND": "module://matplotlib_inline.backend_inline",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
-    if threads:
-        env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
+    if threads:  # the chapter's share of the machine: its BLAS threads, and the cap on any worker pool it starts
+        env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), CPUS_ENV_VAR: str(threads)})
 
     logger = logging.getLogger("papermill")
     handler = logging.FileHandler(log_path, mode="w")

@@ -17,6 +17,7 @@ Recovery methods (one row per equation, seed and method in :func:`run_recovery`)
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 
@@ -58,11 +59,12 @@ def run_jobs(fn, jobs: Sequence[tuple], n_jobs: int = 1, desc: str = "") -> list
     Every job is seeded by its arguments and computes on one thread, so the results are the same for any
     ``n_jobs`` (only the wall time changes).
     """
-    if int(n_jobs) <= 1:
+    n_jobs = min(int(n_jobs), int(os.environ.get("ICML26_CPUS", n_jobs)))  # `repro book` running chapters side by side
+    if n_jobs <= 1:
         return [_pinned(fn, *job) for job in progress(jobs, desc=desc)]
     from joblib import Parallel, delayed
 
-    out = Parallel(n_jobs=int(n_jobs), return_as="generator")(delayed(_pinned)(fn, *job) for job in jobs)
+    out = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_pinned)(fn, *job) for job in jobs)
     return list(progress(out, desc=desc, total=len(jobs)))
 
 

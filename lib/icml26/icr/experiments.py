@@ -5,6 +5,7 @@ and the per-seed tasks that the notebook runs, optionally in a process pool (one
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -356,6 +357,7 @@ def run_tasks(tasks: Sequence[tuple[Callable[..., dict], Mapping[str, Any]]], *,
     not depend on ``workers`` (list the longest tasks first for a balanced pool)."""
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
+    workers = min(workers, int(os.environ.get("ICML26_CPUS", workers)))  # `repro book` running chapters side by side
     tasks = list(tasks)
     if workers == 1 or len(tasks) == 1:
         it = progress(tasks, desc=desc) if progress is not None else tasks
