@@ -8,7 +8,10 @@ same episodes. No PyPI package implements this world itself.
 
 Run: ``pytest benchmarks/bench_constitutional_evolution.py`` (``make bench``). The ratio test times both
 interleaved in one process (``icml26.timing.interleaved_best``) and records the ratio ours / mesa in
-``results/bench/constitutional-evolution.json``.
+``results/bench/constitutional-evolution.json``. It asserts that ours is faster than the peer (ratio < 1).
+The issue's target, >= 10x (ratio <= 0.1, by batching the K seeds x candidates of a generation into one
+state), is **not met**: the episodes still run one by one; `test_issue_target_ten_times_faster` is a strict
+expected failure that turns into an error the day the target is met (then drop the mark).
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ mesa_model = pytest.importorskip("icml26.constitutional_evolution.mesa_model")
 PARAMS = WorldParams(grid=12, n_agents=10, steps=80)   # the book preset's world
 SEEDS = range(8)
 ROUNDS = 5
+TARGET = 0.1   # the issue's target: ours at least 10x faster than the peer
+_RATIO: dict[str, float] = {}
 
 
 def _ours():
@@ -59,4 +64,15 @@ def test_ratio_ours_vs_mesa():
                                            "Python in both, the features are vectorised in ours")
     print(f"ours {rec['ours_seconds'] * 1e3:.2f} ms/episode, mesa {rec['peer_seconds'] * 1e3:.2f} ms/episode, "
           f"ratio {rec['ratio']:.3f}")
-    assert rec["ratio"] < 1.5
+    _RATIO["ours/mesa"] = rec["ratio"]
+    assert rec["ratio"] < 1.0, f"ours is not faster than the mesa peer: ratio {rec['ratio']:.3f}"
+
+
+@pytest.mark.xfail(strict=True, reason="batched episodes not implemented: the issue's >= 10x target is unmet")
+def test_issue_target_ten_times_faster():
+    ratio = _RATIO.get("ours/mesa")
+    if ratio is None:
+        _ours(), _mesa()
+        best = interleaved_best({"ours": _ours, "mesa": _mesa}, rounds=ROUNDS)
+        ratio = best["ours"] / best["mesa"]
+    assert ratio <= TARGET, f"ratio ours / mesa {ratio:.3f} > target {TARGET}"

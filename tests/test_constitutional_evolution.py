@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from icml26.constitutional_evolution import (
-    ACTIONS, ADVERSARIAL, DESIGNED, PRESETS, CommonsWorld, GPConfig, Predicate, Rule, RulePolicy, TablePolicy,
+    ACTIONS, ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, PREDATOR, PRESETS, CommonsWorld, GPConfig, Predicate, Rule, RulePolicy, TablePolicy,
     WorldParams, canonical, crossover, hhh_society, mutate, parse, random_constitution, render, run_episode, run_gp,
     s_linear, s_ours, score,
 )
@@ -79,11 +79,67 @@ def test_world_params_validation(kw, match):
         WorldParams(**kw)
 
 
-def test_episode_is_deterministic_and_energy_accounting_holds():
+def test_episode_is_deterministic():
     pol = RulePolicy.shared(DESIGNED, SMALL.n_agents)
     a, b = run_episode(pol, SMALL, 3), run_episode(pol, SMALL, 3)
     assert a == b
     assert sum(a.action_counts) <= SMALL.n_agents * SMALL.steps
+
+
+def _one_step(world, action, agent=0):
+    """Apply one step in which only ``agent`` acts (everyone else IDLE, in index order)."""
+    from icml26.constitutional_evolution.constitution import A
+    acts = np.full(world.p.n_agents, A["IDLE"])
+    acts[agent] = A[action]
+    world.apply(acts, np.zeros(world.p.n_agents, dtype=np.int64), np.arange(world.p.n_agents))
+
+
+def test_energy_accounting_of_one_step():
+    """Metabolism, move and broadcast costs, eating (capped at energy_max), death at E <= 0."""
+    from icml26.constitutional_evolution.world import Commons
+    p = WorldParams(grid=8, n_agents=2, steps=10, reseed_prob=0.0)
+    w = Commons(p, 0)
+    w.pos[:] = [[0, 0], [7, 7]]
+    e0 = w.energy.copy()
+    _one_step(w, "IDLE")
+    assert np.allclose(w.energy, e0 - p.metabolism)
+    e1 = w.energy.copy()
+    _one_step(w, "MOVE_TO_DEPOT")
+    assert np.isclose(w.energy[0], e1[0] - p.metabolism - p.move_cost) and np.isclose(w.energy[1], e1[1] - p.metabolism)
+    e2 = w.energy.copy()
+    _one_step(w, "BROADCAST")
+    assert np.isclose(w.energy[0], e2[0] - p.metabolism - p.broadcast_cost)
+    w.carry[0], w.energy[0] = 2, p.energy_max - 3
+    _one_step(w, "EAT")
+    assert w.carry[0] == 1 and np.isclose(w.energy[0], p.energy_max - p.metabolism)
+    w.energy[1] = p.metabolism
+    _one_step(w, "IDLE")
+    assert not w.alive[1]
+
+
+def test_gather_takes_one_unit_and_food_regrows_logistically():
+    from icml26.constitutional_evolution.world import Commons
+    p = WorldParams(grid=8, n_agents=1, steps=10, reseed_prob=0.0)
+    w = Commons(p, 0)
+    x, y = 1, 1
+    w.pos[0] = (x, y)
+    w.food[y, x] = 3.0
+    _one_step(w, "GATHER")
+    f = 2.0
+    assert w.carry[0] == 1 and w.gathered == 1
+    assert np.isclose(w.food[y, x], f + p.regrowth * f * (1 - f / p.f_max))
+
+
+def test_patchy_food_stays_inside_its_patches_and_default_layout_is_unchanged():
+    from icml26.constitutional_evolution.world import Commons
+    uniform = Commons(SMALL, 5)
+    assert np.array_equal(uniform.food > 0, Commons(SMALL.replace(food_patches=0), 5).food > 0)
+    p = SMALL.replace(food_patches=1, food_density=1.0)
+    food = Commons(p, 5).food
+    ys, xs = np.nonzero(food)
+    assert 1 <= xs.size <= 9 and np.ptp(xs) <= 2 and np.ptp(ys) <= 2
+    with pytest.raises(ValueError, match="food_patches"):
+        WorldParams(food_patches=-1)
 
 
 def test_idle_society_dies_before_the_horizon():
@@ -92,10 +148,16 @@ def test_idle_society_dies_before_the_horizon():
     assert ep.alive_end == 0 and ep.gathered == 0  # no degenerate 'idle survival' optimum
 
 
-def test_adversarial_collapses_and_counts_conflict_attempts():
-    ep = run_episode(RulePolicy.shared(ADVERSARIAL, 6), SMALL, 2)
-    sc = score(ep, SMALL)
-    assert ep.alive_end == 0 and sc.S == 0.0 and ep.conflict_attempts > 0
+def test_predator_never_gathers_so_scores_zero_and_adversary_forages():
+    ep = run_episode(RulePolicy.shared(PREDATOR, 6), SMALL, 2)
+    assert ep.gathered == 0 and score(ep, SMALL).S == 0.0 and ep.conflict_attempts > 0
+    adv = run_episode(RulePolicy.shared(ADVERSARIAL, 6), SMALL, 2)
+    assert adv.gathered > 0 and adv.conflict_attempts > 0
+
+
+def test_controls_differ_from_designed_only_where_stated():
+    assert EMPTY == () and DESIGNED_SILENT == tuple(r for r in DESIGNED if r.action != "BROADCAST")
+    assert len(DESIGNED_SILENT) == len(DESIGNED) - 1
 
 
 def test_world_stream_does_not_depend_on_the_policy():
@@ -133,8 +195,8 @@ def test_s_ours_and_linear_form():
 # --------------------------------------------------------------------------- policies
 
 def test_table_policy_validation():
-    P = np.zeros((8, len(ACTIONS)))
-    P[:, ACTIONS.index("GATHER")] = 1.0
+    P = np.zeros((len(SITUATIONS), len(ACTIONS)))
+    P[:, ACTIONS.index("MOVE_RANDOM")] = 1.0
     TablePolicy(P)
     with pytest.raises(ValueError, match="do not sum to 1"):
         TablePolicy(P * 0.5)
@@ -147,10 +209,32 @@ def test_table_policy_validation():
         TablePolicy(P[:3])
 
 
-def test_legal_actions():
-    assert "EAT" not in legal_actions((False, False, False)) and "ATTACK" not in legal_actions((True, True, False))
-    assert set(legal_actions((True, True, True))) == set(ACTIONS)
-    assert len(SITUATIONS) == 8
+def test_legal_actions_and_situation_index():
+    from icml26.constitutional_evolution.constitution import FEATURES, F
+    from icml26.constitutional_evolution.policies import situation_index
+    nothing = (False,) * 6
+    assert "EAT" not in legal_actions(nothing) and "ATTACK" not in legal_actions(nothing)
+    assert "GATHER" not in legal_actions(nothing) and "EAT_STORE" not in legal_actions(nothing)
+    assert set(legal_actions((True,) * 6)) == set(ACTIONS)
+    assert len(SITUATIONS) == 64 and SITUATIONS[0] == nothing and SITUATIONS[63] == (True,) * 6
+    X = np.zeros((2, len(FEATURES)))
+    X[:, F["energy"]] = [5, 50]
+    X[1, F["at_depot"]] = 1
+    assert situation_index(X).tolist() == [32, 1]
+
+
+def test_length_normalised_table_and_fidelity():
+    from icml26.constitutional_evolution import llm_reader
+    logp = np.zeros((len(SITUATIONS), len(ACTIONS)))
+    logp[:, ACTIONS.index("IDLE")] = 5.0
+    tab = llm_reader.table_from_scores(logp)
+    assert tab.top() == ["IDLE"] * len(SITUATIONS)
+    acts = [[] for _ in SITUATIONS]
+    acts[0] = ["IDLE", "IDLE"]
+    acts[5] = ["MOVE_RANDOM"]
+    fid, chance = llm_reader.fidelity(tab, acts)
+    assert fid.shape == chance.shape == (2,) and fid[0] > 0.9 > chance[0] and fid[1] < chance[1]
+    assert "You are at the depot." in llm_reader.situation_text(SITUATIONS[1])
 
 
 # --------------------------------------------------------------------------- baselines and GP
@@ -161,6 +245,7 @@ def test_hhh_readings_vary_per_agent_and_spread_zero_is_uniform():
     flat = hhh_society(8, 0, spread=0.0)
     assert len({frozenset(r) for r in flat}) == 1
     assert all(r.action != "ATTACK" and r.action != "STEAL" for rules in soc for r in rules)
+    assert all(rules[:2] == flat[0][:2] and rules[0].action == "EAT" for rules in soc)  # common sense first
     with pytest.raises(ValueError):
         hhh_society(0, 0)
 
@@ -202,6 +287,17 @@ def test_deap_mig_ring_arrival_is_M_times_j():
     assert ex.ring_arrival(3, 2, pop=5) == [0, 2, 4]
 
 
+def test_combined_tests_and_headroom():
+    assert ex.combined_p([0.018, 0.018, 0.0069]) < 0.001
+    assert ex.paired_p([1, 2, 3], [0, 1, 2]) == 0.0 and ex.paired_p([0, 1], [1, 2]) == 1.0
+    assert math.isclose(ex.headroom_closed(0.556, 0.332), 0.224 / 0.668)
+    with pytest.raises(ValueError):
+        ex.headroom_closed(0.9, 1.0)
+    rng = np.random.default_rng(0)
+    d = rng.normal(0.02, 0.05, 4000)
+    assert abs(ex.resampled_ranking(d, 5, 20000) - ranking_probability(0.02, 0.05 / math.sqrt(2), 5)) < 0.02
+
+
 def test_noisy_fitness_formulas():
     assert [round(ranking_probability(0.02, 0.05, k), 3) for k in (2, 5, 10)] == [0.655, 0.736, 0.814]
     assert abs(expected_max_normal(2) - 1 / math.sqrt(math.pi)) < 1e-6
@@ -210,11 +306,14 @@ def test_noisy_fitness_formulas():
 
 # --------------------------------------------------------------------------- the mesa peer
 
-@pytest.mark.parametrize("which", ["adversarial", "designed", "hhh"])
+@pytest.mark.parametrize("which", ["adversarial", "designed", "hhh", "patchy"])
 def test_mesa_model_reproduces_the_core_exactly_100_steps(which):
     from icml26.constitutional_evolution.mesa_model import run_mesa_episode
     p = WorldParams(grid=10, n_agents=8, steps=100)
-    soc = {"adversarial": [ADVERSARIAL] * 8, "designed": [DESIGNED] * 8, "hhh": hhh_society(8, 4)}[which]
+    if which == "patchy":
+        p = p.replace(food_patches=2, food_density=0.8, vision=1, broadcast_radius=10)
+    soc = {"adversarial": [ADVERSARIAL] * 8, "designed": [DESIGNED] * 8, "hhh": hhh_society(8, 4),
+           "patchy": [DESIGNED] * 8}[which]
     pol = RulePolicy.society(soc)
     ep, a = run_episode(pol, p, 4, trace=True)
     gathered, b = run_mesa_episode(pol.table, p, 4, trace=True)
@@ -229,6 +328,7 @@ def test_presets_have_the_same_keys_at_every_scale():
     keys = {s: set(p) for s, p in PRESETS.items()}
     assert keys["smoke"] == keys["book"] == keys["full"]
     assert PRESETS["full"]["K"] >= 5 and PRESETS["book"]["n_eval"] == 10 and len(PRESETS["book"]["gp_seeds"]) >= 3
+    assert (PRESETS["full"]["pop"], PRESETS["full"]["generations"], PRESETS["full"]["n_eval"]) == (16, 30, 20)
 
 
 def test_llm_reader_without_wheel_names_install_line(monkeypatch):

@@ -9,8 +9,9 @@ its abstract is not public):
 * `constitution`: the rule grammar (`Predicate`, `Rule`, `ACTIONS`, `PREDICATES`), the first-match
   interpreter (`RuleTable`, `interpret`), `canonical`, `render` / `parse` (exact English round trip);
 * `policies`: `RulePolicy` (exact reading), `TablePolicy` (a situation -> action table), `SITUATIONS`;
-* `metrics`: `s_ours`, `s_linear`, `score` -> `Score`, `summary`;
-* `baselines`: `ADVERSARIAL`, `DESIGNED`, `hhh_society` (interpretation noise), `HHH_TEXT`,
+* `metrics`: `s_ours`, `s_linear`, `score` -> `Score`;
+* `baselines`: `ADVERSARIAL` (self-interested, foraging), `PREDATOR` (never forages), `EMPTY`, `DESIGNED`,
+  `DESIGNED_SILENT`, `hhh_society` (a sensible reading with interpretation noise), `HHH_TEXT`,
   `random_constitution`;
 * `evolve`: `GPConfig`, `evolve` (island GP on DEAP) -> `GPResult`, `random_search`, `mutate`,
   `crossover`, `generation_seeds`, `fresh_seeds`, `expected_max_normal`, `ranking_probability`;
@@ -21,19 +22,19 @@ its abstract is not public):
 from __future__ import annotations
 
 from . import baselines, constitution, evolve, experiments, metrics, policies, world
-from .baselines import ADVERSARIAL, DESIGNED, HHH_TEXT, hhh_society, random_constitution
+from .baselines import ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, HHH_TEXT, PREDATOR, hhh_society, random_constitution
 from .constitution import ACTIONS, MAX_RULES, PREDICATES, Predicate, Rule, RuleTable, canonical, interpret, parse, render
 from .evolve import GPConfig, GPResult, crossover, evolve as run_gp, fresh_seeds, generation_seeds, mutate, random_search
-from .metrics import Score, s_linear, s_ours, score, summary
+from .metrics import Score, s_linear, s_ours, score
 from .policies import SITUATIONS, RulePolicy, TablePolicy, legal_actions, situation_index
 from .presets import PRESETS
 from .world import Commons, CommonsWorld, Episode, WorldParams, oracle_gathering, run_episode
 
 __all__ = [
-    "ACTIONS", "ADVERSARIAL", "Commons", "CommonsWorld", "DESIGNED", "Episode", "GPConfig", "GPResult", "HHH_TEXT",
-    "MAX_RULES", "PREDICATES", "PRESETS", "Predicate", "Rule", "RulePolicy", "RuleTable", "SITUATIONS", "Score",
+    "ACTIONS", "ADVERSARIAL", "Commons", "CommonsWorld", "DESIGNED", "DESIGNED_SILENT", "EMPTY", "Episode", "GPConfig", "GPResult", "HHH_TEXT",
+    "MAX_RULES", "PREDATOR", "PREDICATES", "PRESETS", "Predicate", "Rule", "RulePolicy", "RuleTable", "SITUATIONS", "Score",
     "TablePolicy", "WorldParams", "baselines", "canonical", "constitution", "crossover", "evolve", "experiments",
     "fresh_seeds", "generation_seeds", "hhh_society", "interpret", "legal_actions", "metrics", "mutate",
     "oracle_gathering", "parse", "policies", "random_constitution", "random_search", "render", "run_episode",
-    "run_gp", "s_linear", "s_ours", "score", "situation_index", "summary", "world",
+    "run_gp", "s_linear", "s_ours", "score", "situation_index", "world",
 ]

@@ -16,15 +16,15 @@ reliably), so **typed GP operators stand in**:
   generation** (common random numbers), minus ``parsimony * |C|``; duplicates (canonical form) are
   re-mutated; evaluations go through ``toolbox.map`` (a 2-process pool when ``workers = 2``).
 
-C* is the best constitution of the final generation (over all islands); `hall_of_fame` keeps the best
-ever seen. Re-evaluate C* on fresh seeds: its in-evolution fitness is biased upwards (winner's curse).
+C* is the best constitution of the final generation (over all islands). Re-evaluate C* on fresh seeds: its
+in-evolution fitness is biased upwards (winner's curse).
 """
 from __future__ import annotations
 
 import math
 import multiprocessing as mp
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -174,10 +174,8 @@ class GPResult:
     curves_mean: np.ndarray                    # (G, I)
     migrations: list[int]                      # generations after which a migration happened
     elite_invariant: list[bool]                # per generation >= 1, per island: best_g >= elite_{g-1} on seeds_g
-    hall_of_fame: list[tuple[tuple[Rule, ...], float]]
     final_fitness: np.ndarray                  # final generation's mean S of every candidate (I * pop)
     episodes: int = 0
-    logbook: object = field(default=None, repr=False)
 
 
 def _creator():
@@ -205,13 +203,9 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
     Ind = creator.Constitution
 
     def new_ind(rules):
-        ind = Ind(rules)
-        return ind
+        return Ind(rules)
 
     islands = [[new_ind(random_constitution(rng)) for _ in range(cfg.pop)] for _ in range(cfg.islands)]
-    hof = tools.HallOfFame(5, similar=lambda a, b: key(a) == key(b))
-    logbook = tools.Logbook()
-    logbook.header = ["gen", "island", "best", "mean"]
     G, I = cfg.generations, cfg.islands
     curves_best, curves_mean = np.zeros((G, I)), np.zeros((G, I))
     migrations: list[int] = []
@@ -239,11 +233,9 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
                     ind.fitness.values = (ind.S - cfg.parsimony * parsimony(ind),)
                 S = np.array([ind.S for ind in isl])
                 curves_best[g, j], curves_mean[g, j] = S.max(), S.mean()
-                logbook.record(gen=g, island=j, best=float(S.max()), mean=float(S.mean()))
                 if prev_best[j] is not None:
                     invariant.append(bool(max(ind.fitness.values[0] for ind in isl) >=
                                           S_of[key(prev_best[j])] - cfg.parsimony * parsimony(prev_best[j]) - 1e-12))
-                hof.update(isl)
             if g == G - 1:
                 break
             if I > 1 and cfg.migrants > 0 and (g + 1) % cfg.migrate_every == 0:
@@ -282,8 +274,7 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
     return GPResult(config=cfg, best=tuple(best), best_fitness_S=float(best.S),
                     best_per_seed=tuple(per_seed[key(best)]), curves_best=curves_best, curves_mean=curves_mean,
                     migrations=migrations, elite_invariant=invariant,
-                    hall_of_fame=[(tuple(h), float(h.fitness.values[0])) for h in hof],
-                    final_fitness=np.array([ind.S for ind in final]), episodes=episodes, logbook=logbook)
+                    final_fitness=np.array([ind.S for ind in final]), episodes=episodes)
 
 
 def random_search(params: WorldParams, n_candidates: int, K: int, seed: int, workers: int = 1):

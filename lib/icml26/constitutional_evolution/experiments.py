@@ -6,37 +6,49 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .baselines import ADVERSARIAL, DESIGNED, hhh_society, random_constitution
+from .baselines import ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, PREDATOR, hhh_society, random_constitution
 from .constitution import ACTIONS, Rule
 from .evolve import GPConfig, GPResult, evolve, fresh_seeds, random_search
 from .metrics import Score, score
-from .policies import RulePolicy, TablePolicy, situation_index
+from .policies import SITUATIONS, RulePolicy, TablePolicy, situation_index
 from .world import Commons, WorldParams, action_draws, run_episode
 
 WORLD_KEYS = ("grid", "n_agents", "steps", "energy0", "f_max", "food_density", "regrowth", "broadcast_cost", "vision")
 
 
 def world_params(cfg: dict, **over) -> WorldParams:
+    """The preset's default world, with ``over`` replacing fields."""
     return WorldParams(**{**{k: cfg[k] for k in WORLD_KEYS}, **over})
 
 
+def talk_world(params: WorldParams, cfg: dict) -> WorldParams:
+    """The world where a message can pay (F5): food only in a few rich patches (``cfg['talk_world']``:
+    patches, density inside them, F_max), agents see one cell around them, a broadcast reaches the whole
+    grid. Everything else, the broadcast cost included, is the default world's."""
+    return params.replace(vision=1, broadcast_radius=params.grid, **cfg["talk_world"])
+
+
 def gp_config(cfg: dict, seed: int, **over) -> GPConfig:
+    """The preset's GP hyper-parameters for one GP seed, with ``over`` replacing fields."""
     keys = ("islands", "pop", "generations", "K", "migrate_every", "migrants", "tournament", "elite", "parsimony",
             "workers")
     return GPConfig(**{**{k: cfg[k] for k in keys}, "seed": int(seed), **over})
 
 
 def scores_of_rules(rules: Sequence[Rule], params: WorldParams, seeds: Sequence[int]) -> list[Score]:
+    """Metrics of a shared constitution, one episode per seed."""
     pol = RulePolicy.shared(tuple(rules), params.n_agents)
     return [score(run_episode(pol, params, s), params) for s in seeds]
 
 
 def scores_of_hhh(params: WorldParams, seeds: Sequence[int], spread: float = 1.0) -> list[Score]:
+    """Metrics of the HHH society (each agent its own reading, `baselines.hhh_society`), one episode per seed."""
     return [score(run_episode(RulePolicy.society(hhh_society(params.n_agents, s, spread)), params, s), params)
             for s in seeds]
 
 
 def scores_of_table(table: TablePolicy, params: WorldParams, seeds: Sequence[int]) -> list[Score]:
+    """Metrics of a society sampling a situation -> action table (the SmolLM2 reading)."""
     return [score(run_episode(table, params, s), params) for s in seeds]
 
 
@@ -58,6 +70,7 @@ class SearchRun:
 
 
 def run_search(cfg: dict, params: WorldParams, seed: int, progress=None) -> SearchRun:
+    """Multi-island GP, one island of the same total size, and random search, at equal evaluations."""
     gcfg = gp_config(cfg, seed)
     multi = evolve(params, gcfg, progress=progress)
     single = evolve(params, gp_config(cfg, seed, islands=1, pop=cfg["islands"] * cfg["pop"]))
@@ -70,9 +83,13 @@ def compare(cfg: dict, params: WorldParams, run: SearchRun) -> dict[str, list[Sc
     """Every constitution of the comparison on this GP seed's fresh evaluation seeds."""
     seeds = fresh_seeds(run.seed, cfg["n_eval"])
     return {
+        "predator": scores_of_rules(PREDATOR, params, seeds),
         "adversarial": scores_of_rules(ADVERSARIAL, params, seeds),
+        "empty": scores_of_rules(EMPTY, params, seeds),
         "HHH": scores_of_hhh(params, seeds),
+        "HHH precise": scores_of_hhh(params, seeds, spread=0.0),
         "designed": scores_of_rules(DESIGNED, params, seeds),
+        "designed silent": scores_of_rules(DESIGNED_SILENT, params, seeds),
         "random": scores_of_random(params, seeds, run.seed),
         "C*": scores_of_rules(run.multi.best, params, seeds),
         "single-island": scores_of_rules(run.single.best, params, seeds),
@@ -81,8 +98,8 @@ def compare(cfg: dict, params: WorldParams, run: SearchRun) -> dict[str, list[Sc
 
 
 def situation_actions(policy, params: WorldParams, seeds: Sequence[int]) -> list[list[str]]:
-    """The actions an exact (rule-reading) society takes in each of the 8 situations (alive agents)."""
-    out: list[list[str]] = [[] for _ in range(8)]
+    """The actions an exact (rule-reading) society takes in each of the `SITUATIONS` (alive agents)."""
+    out: list[list[str]] = [[] for _ in SITUATIONS]
     for s in seeds:
         w = Commons(params, s)
         for _ in range(params.steps):
@@ -96,6 +113,31 @@ def situation_actions(policy, params: WorldParams, seeds: Sequence[int]) -> list
             if not w.alive.any():
                 break
     return out
+
+
+def combined_p(pvalues: Sequence[float]) -> float:
+    """One test across independent GP runs: Fisher's combination of their one-sided p-values."""
+    from scipy import stats
+
+    return float(stats.combine_pvalues(np.clip(pvalues, 1e-300, 1.0), method="fisher").pvalue)
+
+
+def paired_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """One-sided paired t-test p of mean(a - b) > 0 (0 or 1 when every difference is the same)."""
+    from scipy import stats
+
+    d = np.subtract(a, b)
+    if np.ptp(d) == 0:
+        return 0.0 if d.mean() > 0 else 1.0
+    return float(stats.ttest_rel(a, b, alternative="greater").pvalue)
+
+
+def headroom_closed(s_new: float, s_base: float) -> float:
+    """Share of the baseline's headroom to the maximum score 1 that the new constitution closes:
+    (S_new - S_base) / (1 - S_base). Scale-free where a ratio of bounded scores is not (K3)."""
+    if not s_base < 1:
+        raise ValueError(f"the baseline score must be below 1, got {s_base}")
+    return float((s_new - s_base) / (1.0 - s_base))
 
 
 # ------------------------------------------------------------------ toy checks of the evolutionary machinery
@@ -145,9 +187,11 @@ def tournament_best_rate(n: int, k: int, trials: int, seed: int = 0) -> float:
     return float(np.mean([p[0] == n - 1 for p in picks]))
 
 
-def ranking_simulation(delta: float, sigma: float, K: int, sims: int, seed: int = 0) -> float:
-    """Monte Carlo: the better of two constitutions (gap delta, per-episode SD sigma) has the higher K-seed mean."""
+def resampled_ranking(diffs: Sequence[float], K: int, sims: int, seed: int = 0) -> float:
+    """How often the mean of K per-episode differences, resampled with replacement from the measured ones,
+    is positive: the real-episode counterpart of `evolve.ranking_probability` (Theory, T6)."""
+    d = np.asarray(diffs, dtype=float)
+    if d.size < 2 or K < 1 or sims < 1:
+        raise ValueError("need at least 2 differences, K >= 1 and sims >= 1")
     rng = np.random.default_rng([seed, K])
-    a = rng.normal(delta, sigma, (sims, K)).mean(axis=1)
-    b = rng.normal(0.0, sigma, (sims, K)).mean(axis=1)
-    return float(np.mean(a > b))
+    return float(np.mean(d[rng.integers(0, d.size, (sims, K))].mean(axis=1) > 0))

@@ -1,18 +1,21 @@
 """A real LLM reads the constitution: SmolLM2-135M-Instruct (the shared `icml26.llm`, offline GGUF).
 
-For each situation of `policies.SITUATIONS` (energy low/high x carrying x weaker neighbour) the model
-scores every legal action phrase as the continuation of
+For each of the 64 situations of `policies.SITUATIONS` (energy low/high, carrying or not, a weaker
+neighbour or not, food on the cell or not, food in sight or not, at the depot or not) the model scores every
+legal action phrase as the continuation of
 
     <user> ...constitution text... Situation: <situation> What do you do? <assistant> I will <phrase>
 
-(the summed log-probabilities of the phrase's tokens; the constitution prefix is KV-cached once per text
-and shared by every situation and phrase). Renormalised over the legal phrases, the scores give a
-situation -> action table (`policies.TablePolicy`) that agents sample each step: exactly a memoised
-per-step LLM agent that observes its situation (and nothing else of the world). ``calibrate=True``
-subtracts the same scores under an empty constitution (a PMI reading), an option shown beside the raw one.
+by the **mean** log-probability of the phrase's tokens (length-normalised, so that one-token "wait" is not
+favoured over "move towards the depot"); the constitution prefix is KV-cached once per text and shared by
+every situation and phrase. Renormalised over the legal phrases (a softmax of the mean log-probabilities),
+the scores give a situation -> action table (`policies.TablePolicy`) that agents sample each step: a
+memoised per-step LLM agent that observes the six facts of its situation.
 
-Cloze scoring is used because letter multiple choice is useless at 135M (first-letter bias, see the
-issue). LLM *mutation* is out of reach at this size: `evolve` uses typed GP operators instead.
+`fidelity` measures how closely a table follows the exact rule reader in the situations the exact society
+meets; the chapter requires it above chance before reading anything into the LLM societies' scores.
+Cloze scoring is used because letter multiple choice is useless at 135M (first-letter bias). LLM
+*mutation* is out of reach at this size: `evolve` uses typed GP operators instead.
 """
 from __future__ import annotations
 
@@ -21,19 +24,25 @@ from collections.abc import Sequence
 import numpy as np
 
 from .constitution import ACTIONS, ACTION_TEXT
-from .policies import SITUATIONS, TablePolicy, legal_actions
+from .policies import SITUATION_FLAGS, SITUATIONS, TablePolicy, legal_actions
 
 INTRO = ("You live in a grid world with other agents. You need energy to survive; food gives energy. "
          "Your society follows this constitution:\n")
 
+FACT_TEXT: dict[str, tuple[str, str]] = {
+    "energy_low": ("Your energy is low.", "Your energy is high."),
+    "carrying": ("You carry food.", "You carry no food."),
+    "neighbour_weaker": ("A neighbour weaker than you is next to you.", "No weaker neighbour is next to you."),
+    "food_here": ("There is food on your cell.", "There is no food on your cell."),
+    "food_visible": ("You can see food nearby.", "You see no food nearby."),
+    "at_depot": ("You are at the depot.", "You are not at the depot."),
+}
+"""The sentence for each situation fact, (true, false)."""
 
-def situation_text(situation: tuple[bool, bool, bool]) -> str:
-    low, carrying, weak = situation
-    return " ".join([
-        "Your energy is low." if low else "Your energy is high.",
-        "You carry food." if carrying else "You carry no food.",
-        "A weaker neighbour is next to you." if weak else "No other agent is near you.",
-    ])
+
+def situation_text(situation: Sequence[bool]) -> str:
+    """The situation in words, one sentence per fact of `policies.SITUATION_FLAGS`."""
+    return " ".join(FACT_TEXT[f][0 if v else 1] for f, v in zip(SITUATION_FLAGS, situation))
 
 
 def load_reader():
@@ -43,14 +52,15 @@ def load_reader():
     return llm.load_smollm2()
 
 
-def read_table(lm, constitution_text: str, calibrate: bool = False, batch_size: int = 16) -> TablePolicy:
-    """The (8, len(ACTIONS)) action table of one constitution text under SmolLM2 (module docstring)."""
+def read_table(lm, constitution_text: str) -> TablePolicy:
+    """The (64, len(ACTIONS)) action table of one constitution text under SmolLM2 (module docstring)."""
     if not isinstance(constitution_text, str):
         raise ValueError("constitution_text must be a string")
-    logp = _scores(lm, constitution_text, batch_size)
-    if calibrate:
-        ref = empty_scores(lm)
-        logp = np.where(np.isfinite(logp), logp - np.where(np.isfinite(ref), ref, 0.0), -np.inf)
+    return table_from_scores(_scores(lm, constitution_text))
+
+
+def table_from_scores(logp: np.ndarray) -> TablePolicy:
+    """Softmax of the mean log-probabilities over each situation's legal actions (-inf elsewhere)."""
     P = np.zeros((len(SITUATIONS), len(ACTIONS)))
     for k, sit in enumerate(SITUATIONS):
         idx = [ACTIONS.index(a) for a in legal_actions(sit)]
@@ -60,9 +70,9 @@ def read_table(lm, constitution_text: str, calibrate: bool = False, batch_size: 
     return TablePolicy(P)
 
 
-def _scores(lm, constitution_text: str, batch_size: int) -> np.ndarray:
-    """Summed log-probs (8, len(ACTIONS)) of each legal phrase; -inf on illegal ones. Three cache levels:
-    the constitution prefix once, each situation's stem once on top of it, the phrases in one batch."""
+def _scores(lm, constitution_text: str) -> np.ndarray:
+    """Mean per-token log-probs (64, len(ACTIONS)) of each legal phrase; -inf on illegal ones. Three cache
+    levels: the constitution prefix once, each situation's stem once on top of it, the phrases in one batch."""
     import torch
 
     tok = lm.tokenizer
@@ -86,31 +96,16 @@ def _scores(lm, constitution_text: str, batch_size: int) -> np.ndarray:
             total = float(first[ph[0]])
             for i in range(1, len(ph)):
                 total += float(lsm[r, i - 1, ph[i]])
-            out[k, ACTIONS.index(a)] = total
+            out[k, ACTIONS.index(a)] = total / len(ph)
     return out
 
 
-_EMPTY_CACHE: dict = {}
-
-
-def empty_scores(lm) -> np.ndarray:
-    """Scores under an empty constitution (the calibration reference), computed once per model."""
-    if id(lm) not in _EMPTY_CACHE:
-        _EMPTY_CACHE[id(lm)] = _scores(lm, "(no rules)", 16)
-    return _EMPTY_CACHE[id(lm)]
-
-
-def tables(lm, texts: dict[str, str], calibrate: bool = False) -> dict[str, TablePolicy]:
-    """`read_table` for several named texts."""
-    return {name: read_table(lm, t, calibrate=calibrate) for name, t in texts.items()}
-
-
-def fidelity(table: TablePolicy, actions_by_situation: Sequence[Sequence[str]]) -> float:
-    """Mean probability the table gives, per situation, to the actions the exact reading would take there
-    (``actions_by_situation[k]``: the exact rule-reader's actions observed in situation k)."""
+def fidelity(table: TablePolicy, actions_by_situation: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per situation the exact society met: the mean probability the table gives to the actions the exact
+    rule reader took there (``actions_by_situation[k]``), and chance (one over the number of legal
+    actions). Two arrays over the situations met, in index order."""
     P = table.probs
-    vals = []
-    for k, acts in enumerate(actions_by_situation):
-        if len(acts):
-            vals.append(float(np.mean([P[k, ACTIONS.index(a)] for a in acts])))
-    return float(np.mean(vals)) if vals else float("nan")
+    met = [k for k, acts in enumerate(actions_by_situation) if len(acts)]
+    fid = np.array([np.mean([P[k, ACTIONS.index(a)] for a in actions_by_situation[k]]) for k in met])
+    chance = np.array([1.0 / len(legal_actions(SITUATIONS[k])) for k in met])
+    return fid, chance

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .constitution import FEATURES, A, F, interpret
-from .world import DIRS, WorldParams, _offsets, action_draws
+from .world import DIRS, WorldParams, _offsets, action_draws, initial_food
 
 
 def _mesa():
@@ -53,9 +53,8 @@ class CommonsModel(mesa.Model):
         self.world_rng = np.random.default_rng([int(seed), 0])
         self.action_rng = np.random.default_rng([int(seed), 1])
         g, n, r = p.grid, p.n_agents, self.world_rng
-        food = np.where(r.random((g, g)) < p.food_density, p.f_max * r.uniform(0.5, 1.0, (g, g)), 0.0)
+        food = initial_food(p, r)
         self.depot = (g // 2, g // 2)
-        food[self.depot[1], self.depot[0]] = 0.0
         self.food = PropertyLayer("food", g, g, np.float64(0.0), dtype=np.float64)
         self.food.data[:] = food.T                       # the layer is indexed [x, y]
         self.grid = MultiGrid(g, g, torus=False, property_layers=self.food)

@@ -66,15 +66,3 @@ def score(ep: Episode, params: WorldParams) -> Score:
                  social=ep.social_actions / denom, S=s_ours(P, sigma, c), S_lin=s_linear(P, sigma, c),
                  conflict_attempts=ep.conflict_attempts, gathered=ep.gathered, gathered_ref=ref,
                  action_share=tuple(k / denom for k in ep.action_counts))
-
-
-def summary(scores) -> dict:
-    """Means over episodes of every metric, and the SD of S."""
-    scores = list(scores)
-    if not scores:
-        raise ValueError("summary needs at least one episode score")
-    out = {k: float(np.mean([getattr(s, k) for s in scores])) for k in ("P", "sigma", "c", "c_agents", "social", "S", "S_lin")}
-    out["S_sd"] = float(np.std([s.S for s in scores], ddof=1)) if len(scores) > 1 else 0.0
-    out["conflict_attempts"] = int(sum(s.conflict_attempts for s in scores))
-    out["n"] = len(scores)
-    return out

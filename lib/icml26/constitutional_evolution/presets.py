@@ -13,25 +13,28 @@ _COMMON: dict[str, Any] = dict(
     migrants=1, tournament=3, elite=1, parsimony=0.002,
     hhh_spreads=(0.0, 0.5, 1.0),             # interpretation-noise sensitivity of the HHH stand-in
     density_sweep=(0.15, 0.25, 0.4),         # F5: food density (evaluation of C* and C_des)
-    cost_sweep=(0.0, 0.5, 1.0),              # F5: broadcast cost (C* re-evolved at each, GP seed 0)
+    cost_sweep=(0.0, 0.5, 1.0),              # F5: broadcast cost (C_des with and without its BROADCAST rule)
+    talk_world=dict(food_patches=3, food_density=0.8, f_max=12.0),  # F5: the world where messages can pay
+    richness_sweep=(4.0, 6.0, 8.0, 12.0, 16.0),  # F5: F_max of the talk world's patches (the crossover)
+    adversary_damage=(6.0, 12.0, 24.0),      # K1 diagnosis: attack damage under the foraging adversary
     rank_delta=0.02, rank_sigma=0.05,        # the brief's ranking-probability example (Theory)
     interactive_episodes=3,
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # smoke: no SmolLM2; 1 GP seed. Measured 14.5 s for the whole notebook (repro run, 2 shared cores; 9.8 s
-    # inside the chapter: search 2.6, sweeps 1.4, K ablation 0.6, comparison 0.3)
+    # smoke: no SmolLM2; 1 GP seed.
     "smoke": dict(_COMMON, grid=10, n_agents=8, steps=60, islands=2, pop=6, generations=4, K=2,
                   migrate_every=2, gp_seeds=(0,), n_eval=5, workers=1, llm=False,
                   k_ablation=(1,), k_ablation_seeds=(0,), sweep_generations=3, rank_sims=2000),
-    # book: 3 GP seeds x 10 fresh evaluation seeds, equal-evaluation ablations, SmolLM2 reading of 6 texts.
+    # book: 3 GP seeds x 10 fresh evaluation seeds, equal-evaluation ablations, a talk-world GP on each GP seed,
+    # SmolLM2 reading of 4 texts in 64 situations.
     "book": dict(_COMMON, grid=12, n_agents=10, steps=80, islands=3, pop=8, generations=16, K=3,
                  migrate_every=4, gp_seeds=(0, 1, 2), n_eval=10, workers=2, llm=True,
-                 k_ablation=(1, 5), k_ablation_seeds=(0,), sweep_generations=16, rank_sims=20000),
-    # full: estimated ~25-30 min on 2 cores (4 x 12 x 20 x K=5 = 4,800 episodes of T = 150 per GP run,
-    # x 3 seeds x 3 searches, plus the K ablation on one seed); a GPU changes nothing here (numpy agents)
-    # except the SmolLM2 reading, which is small at either size.
-    "full": dict(_COMMON, grid=15, n_agents=12, steps=150, islands=4, pop=12, generations=20, K=5,
-                 migrate_every=4, gp_seeds=(0, 1, 2), n_eval=10, workers=2, llm=True,
-                 k_ablation=(1, 2), k_ablation_seeds=(0,), sweep_generations=20, rank_sims=50000),
+                 k_ablation=(1, 5), k_ablation_seeds=(0,), sweep_generations=12, rank_sims=20000),
+    # full: the brief's search (I 4 x n 16, G 30, M 3, K 5 = 9,600 episodes of T = 150 per GP run, x 3 GP seeds
+    # x 3 searches), N = 20 fresh seeds, the K = 2 ablation on one seed; a GPU changes nothing here (numpy
+    # agents) except the SmolLM2 reading, which is small at either size.
+    "full": dict(_COMMON, grid=15, n_agents=12, steps=150, islands=4, pop=16, generations=30, K=5,
+                 migrate_every=3, gp_seeds=(0, 1, 2), n_eval=20, workers=2, llm=True,
+                 k_ablation=(2,), k_ablation_seeds=(0,), sweep_generations=20, rank_sims=50000),
 }

@@ -53,7 +53,9 @@ class WorldParams:
     move_cost: float = 1.0
     broadcast_cost: float = 0.5
     attack_damage: float = 6.0
+    food_patches: int = 0           # 0: food on random cells; k > 0: food only in k random 3 x 3 patches
     immortal: bool = False          # the oracle society: no metabolism, no carry cap
+
     def __post_init__(self):
         if int(self.grid) < 3:
             raise ValueError(f"grid size G must be >= 3, got {self.grid}")
@@ -73,6 +75,8 @@ class WorldParams:
             raise ValueError("need f_max > 0 and 0 < energy0 <= energy_max")
         if self.carry_cap < 1 or self.vision < 0 or self.broadcast_radius < 0:
             raise ValueError("need carry_cap >= 1, vision >= 0, broadcast_radius >= 0")
+        if self.food_patches < 0:
+            raise ValueError(f"food_patches must be >= 0, got {self.food_patches}")
 
     def replace(self, **kw) -> "WorldParams":
         return WorldParams(**{**asdict(self), **kw})
@@ -83,6 +87,26 @@ def _offsets(v: int) -> tuple[tuple[int, int], ...]:
     """Window offsets (dx, dy) by Manhattan distance, ties in row-major order (dy, then dx)."""
     cells = [(dx, dy) for dy in range(-v, v + 1) for dx in range(-v, v + 1)]
     return tuple(sorted(cells, key=lambda c: (abs(c[0]) + abs(c[1]), c[1], c[0])))
+
+
+def initial_food(params: WorldParams, rng: np.random.Generator) -> np.ndarray:
+    """The food grid at t = 0 (indexed [y, x]) from the world stream, the depot cell empty.
+
+    Uniform layout (``food_patches = 0``): each cell holds food with probability `food_density`. Patchy
+    layout (``food_patches = k``): food only inside k random 3 x 3 patches, each of their cells with
+    probability `food_density`; the regime where a broadcast sighting is worth a turn (Experiments, F5).
+    """
+    g = params.grid
+    cells = rng.random((g, g)) < params.food_density
+    amount = params.f_max * rng.uniform(0.5, 1.0, (g, g))
+    if params.food_patches:
+        patch = np.zeros((g, g), dtype=bool)
+        for cx, cy in rng.integers(0, g, (params.food_patches, 2)):
+            patch[max(cy - 1, 0):cy + 2, max(cx - 1, 0):cx + 2] = True
+        cells &= patch
+    food = np.where(cells, amount, 0.0)
+    food[g // 2, g // 2] = 0.0
+    return food
 
 
 def action_draws(rng: np.random.Generator, n: int):
@@ -100,9 +124,8 @@ class Commons:
         self.action_rng = np.random.default_rng([self.seed, 1])
         g, n = p.grid, p.n_agents
         r = self.world_rng
-        self.food = np.where(r.random((g, g)) < p.food_density, p.f_max * r.uniform(0.5, 1.0, (g, g)), 0.0)
+        self.food = initial_food(p, r)
         self.depot = (g // 2, g // 2)
-        self.food[self.depot] = 0.0
         cells = r.choice(g * g, size=n, replace=n > g * g)
         self.pos = np.stack([cells % g, cells // g], axis=1).astype(np.int64)  # (x, y); food[y, x]
         self.energy = np.full(n, float(p.energy0))
@@ -156,42 +179,6 @@ class Commons:
             X[:, F[f"step_mod_{m}"]] = self.t % m == 0
         X[:, F["true"]] = 1.0
         return X
-
-    # -------------------------------------------------------------- helpers for one agent
-    def _nearest_food(self, i: int):
-        """Nearest cell with F >= 1 within Chebyshev radius `vision` (Manhattan distance, then row-major)."""
-        g, f = self.p.grid, self.food
-        x, y = int(self.pos[i, 0]), int(self.pos[i, 1])
-        for dx, dy in _offsets(self.p.vision):
-            cx, cy = x + dx, y + dy
-            if 0 <= cx < g and 0 <= cy < g and f[cy, cx] >= 1.0:
-                return cx, cy
-        return None
-
-    def _step_towards(self, i: int, tx: int, ty: int) -> bool:
-        x, y = int(self.pos[i, 0]), int(self.pos[i, 1])
-        dx, dy = tx - x, ty - y
-        if dx == 0 and dy == 0:
-            return False
-        if abs(dx) >= abs(dy):
-            self.pos[i, 0] = x + (1 if dx > 0 else -1)
-        else:
-            self.pos[i, 1] = y + (1 if dy > 0 else -1)
-        return True
-
-    def _random_step(self, i: int, d: int) -> bool:
-        g = self.p.grid
-        nx, ny = int(self.pos[i, 0] + DIRS[d, 0]), int(self.pos[i, 1] + DIRS[d, 1])
-        if 0 <= nx < g and 0 <= ny < g:
-            self.pos[i] = (nx, ny)
-            return True
-        return False
-
-    def _neighbour_list(self, i: int) -> np.ndarray:
-        d = np.abs(self.pos - self.pos[i]).max(axis=1)
-        ok = (d <= 1) & self.alive
-        ok[i] = False
-        return np.flatnonzero(ok)
 
     # -------------------------------------------------------------- transition
     def apply(self, actions: np.ndarray, dirs: np.ndarray, order: np.ndarray) -> None:
