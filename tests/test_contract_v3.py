@@ -180,6 +180,25 @@ def test_no_negative_verdict_from_one_seed_an_infinity_or_a_type_error():
         _.measure("b", 1)
 
 
+def test_a_measurement_marked_untestable_is_recorded_and_inconclusive_on_either_side_of_the_region():
+    """A gate that says the stand-in cannot express the claim (a bound that binds nowhere in the range run)
+    is an inconclusive verdict with the measured value, never 'not reached' (which says nothing was measured)
+    and never a pass or a fail; the same values measured without it are judged."""
+    ch = _chapter()
+    _check(ch, "P"), _check(ch, "F"), _paper(ch, "typed")
+    for gated in (True, False):
+        _paper(ch, f"inside{gated}"), _paper(ch, f"outside{gated}", positive_control="P", fidelity="F")
+    ch.measure("P", 1.0), ch.measure("F", 1.0)
+    for id, values, judged in (("inside", [0.3, 0.35, 0.4], REPRODUCED), ("outside", [-0.5, -0.4, -0.45], NOT_REPRODUCED)):
+        claim = ch.measure(f"{id}True", icml26.over_seeds(values), untestable="the bound's floor exceeds its T-term")
+        assert claim.status == INCONCLUSIVE and claim.reason == "untestable here: the bound's floor exceeds its T-term"
+        assert claim.measured_text != "n/a" and claim.interval is not None
+        assert claim.to_json()["reason"].startswith("untestable here")
+        assert ch.measure(f"{id}False", icml26.over_seeds(values)).status == judged
+    with pytest.raises(TypeError, match="untestable is a reason"):
+        ch.measure("typed", 1.0, untestable=True)
+
+
 def test_declarations_are_checked_for_links_bounds_and_words():
     ch = _chapter()
     with pytest.raises(ValueError, match="cannot be reached"):

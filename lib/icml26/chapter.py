@@ -193,10 +193,11 @@ class Chapter:
         rows = [vars(c) for c in declaration_changes(self.ledger.claims, record)]
         return pd.DataFrame(rows, columns=["id", "what", "old", "new", "narrowed"])
 
-    def measure(self, id: str, value: Any, note: str = ""):
+    def measure(self, id: str, value: Any, note: str = "", untestable: str = ""):
         """Record the measured value of a declared claim (a number, a boolean, a symbolic value, or a
-        `SeedSummary` over seeds, tested on its mean)."""
-        return self.ledger.measure(id, value, note=note)
+        `SeedSummary` over seeds, tested on its mean); `untestable`, a reason why this measurement cannot
+        test the claim here, records it as ``inconclusive`` (`Ledger.measure`)."""
+        return self.ledger.measure(id, value, note=note, untestable=untestable)
 
     def not_reached(self, id: str, reason: str):
         """Record that a declared claim could not be measured at this scale, and why."""

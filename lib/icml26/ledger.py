@@ -25,7 +25,9 @@ interval of the mean; a point for a deterministic value; the per-round ratios of
                       power: it is ours);
 * ``inconclusive``    anything else, with its `reason`: the interval straddles the boundary, no positive
                       control, a fidelity check missing or failed, a model not converged, a NaN, timing
-                      rounds that disagree;
+                      rounds that disagree, or a measurement the chapter marks *untestable here* (the
+                      stand-in cannot express what the claim is about, e.g. a bound that binds nowhere
+                      in the range run: `measure(..., untestable=reason)`; the value is recorded, not judged);
 * ``not reached``     nothing could be measured at this scale (`not_reached`, with the reason).
 
 Links form a graph without cycles (checked when measuring begins); a claim is judged after the claims
@@ -42,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks import INSIDE, OUTSIDE, STRADDLES, UNDEFINED, Check, check_from_description, check_from_json, python_scalar
+from .checks import INSIDE, STRADDLES, UNDEFINED, Check, check_from_description, check_from_json, python_scalar
 from .convergence import TrainingCurve
 from .scales import SCALES
 from .stats import SeedSummary
@@ -131,6 +133,7 @@ class Claim:
     note: str = ""
     measured_text: str = field(default="")
     reached: bool = True
+    untestable: str = ""
 
     @property
     def comparison(self) -> str:
@@ -496,10 +499,15 @@ class Ledger:
         self._judge_all()
         return curve
 
-    def measure(self, id: str, value: Any, note: str = "") -> Claim:
+    def measure(self, id: str, value: Any, note: str = "", untestable: str = "") -> Claim:
         """Record the measurement of a declared claim and judge it: a `SeedSummary` by its interval of the
-        mean, a `SpeedRatio` by its per-round ratios, anything else as a point."""
+        mean, a `SpeedRatio` by its per-round ratios, anything else as a point. A non-empty `untestable`
+        says why this measurement cannot test the claim (its precondition does not hold in the setting
+        run): the value is recorded and the verdict is ``inconclusive`` with that reason, whatever side
+        of the region it falls on."""
         claim = self._declared_claim(id)
+        if untestable is None or not isinstance(untestable, str):
+            raise TypeError(f"claim {id}: untestable is a reason (a string, empty when the measurement can test the claim)")
         if value is None:
             raise ValueError(f"claim {id}: measured None; use not_reached(id, reason) when nothing could be measured")
         if claim.min_seeds is not None and self.check_seeds and self.scale in SEEDED_SCALES:
@@ -527,6 +535,7 @@ class Ledger:
             raise TypeError(f"claim {id}: cannot judge {value!r} against the region {claim.comparison} ({exc})") from exc
         claim.measured_text = format_measured(value)
         claim.note = note
+        claim.untestable = untestable.strip()
         claim.status = INCONCLUSIVE  # judged below, with the rest
         self._judge_all()
         return claim
@@ -571,6 +580,8 @@ class Ledger:
             return NOT_REACHED, claim.reason
         if not claim.measured_yet:
             return PENDING, ""
+        if claim.untestable:
+            return INCONCLUSIVE, f"untestable here: {claim.untestable}"
         unconverged = self._unconverged(claim)
         if unconverged:
             return INCONCLUSIVE, "training not converged: " + "; ".join(unconverged)
