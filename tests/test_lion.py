@@ -628,6 +628,19 @@ def test_schedules_have_the_stated_exponents():
             assert np.allclose(got, stated, atol=1e-6), (method, quantity, got)
 
 
+
+def test_least_favourable_is_the_intersection_union_test_and_keeps_each_settings_mean():
+    signs = np.array([1.0, -1.0] * 4)
+    tight, wide = 0.05 + 0.01 * signs, 0.05 - 0.2 * signs                # both settings have mean 0.05 exactly
+    key, s = experiments.least_favourable({"tight": tight, "wide": wide}, upper=False)
+    assert key == "wide" and s.mean == pytest.approx(0.05)               # its own mean ...
+    assert np.minimum(tight, wide).mean() == pytest.approx(-0.055)       # ... where the per-seed minimum read -0.055
+    key, s = experiments.least_favourable({"a": [-0.3, -0.31, -0.29], "b": [-0.2, -0.4, -0.3]}, upper=True)
+    assert key == "b" and s.ci_high > -0.2
+    with pytest.raises(ValueError, match="at least one setting"):
+        experiments.least_favourable({}, upper=True)
+
+
 def test_planted_controls_and_gates():
     x = np.array([128.0, 256.0, 512.0, 1024.0])
     g = np.random.default_rng(0)
