@@ -2,7 +2,7 @@
 
 Model library of the ``mbr`` chapter. Equation names refer to the research brief ``papers/mbr.md``
 (R1, R2 of §2.2 are **our reconstructions** of the paper's four-channel decomposition; only the
-abstract could be read, and the "note" the brief quotes could not be found).
+abstract (ICML and arXiv v1) and a third-party digest of the paper could be read).
 
 * world (stand-in for WMT data): :class:`SynTrans` (exact ``log p*``), :data:`TASKS`, :class:`NoiseModel`
   , :func:`noisy_sample`, :func:`noisy_samples`, :func:`source_text`
@@ -12,14 +12,16 @@ abstract could be read, and the "note" the brief quotes could not be found).
   :func:`from_mix`, :func:`reference_weights`, :func:`multiplicities`
 * experiments: :func:`run_study` -> :class:`Study` (seeds x tasks x dev/test), :func:`grid_configs`,
   :func:`channel_subset`, :func:`select_config`, :func:`beta_unit`, :func:`baselines`, :func:`evaluate`,
-  :func:`corpus_chrf_single_refs`, :func:`paired_bootstrap`, :func:`r1_grid_selections`, :func:`zscores`
+  :func:`corpus_chrf_single_refs`, :func:`paired_bootstrap`, :func:`r1_configs`, :func:`r1_grid_selections`, :meth:`Study.r1`,
+  :meth:`Study.with_planted` (positive control), :func:`bayes_selection` (regret oracle), :func:`zscores`
 * full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`
 """
 from __future__ import annotations
 
 from .decode import (CHANNELS, METHODS, MBRResult, channel_scores, check_weights, from_mix, mbr_decode,
-                     multiplicities, r1_scores, reference_weights)
-from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, Study, TaskData, baselines, beta_unit,
+                     multiplicities, r1_scores, r1_terms, reference_weights)
+from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, PLANTED, R1_MBR_CONFIG, Study, TaskData,
+                          baselines, bayes_selection, beta_unit,
                           build_split, calibrated_lbar, channel_subset, config_index, corpus_chrf_single_refs, embedder_for,
                           evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, make_world,
                           mix_scores, paired_bootstrap, r1_configs, r1_grid_selections, rowwise_spearman, run_study,
@@ -32,7 +34,7 @@ from .seq2seq import Seq2Seq, Seq2SeqConfig, seq2seq_sampler_factory
 from .syntrans import (TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text)
 
 __all__ = [
-    "CHANNELS", "CHANNEL_SUBSETS", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
+    "CHANNELS", "CHANNEL_SUBSETS", "PLANTED", "R1_MBR_CONFIG", "bayes_selection", "r1_terms", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
     "NgramStats", "NoiseModel", "PRESETS", "Seq2Seq", "Seq2SeqConfig", "Study", "SynTrans", "TASKS", "TaskData",
     "TaskSpec", "UTILITIES", "baselines", "beta_unit", "bleu_ratio", "bleu_tokens", "build_split", "calibrated_lbar", "channel_scores",
     "channel_subset", "check_weights", "config_index", "corpus_chrf_from_stats", "corpus_chrf_single_refs",

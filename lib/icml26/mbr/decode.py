@@ -133,27 +133,40 @@ def channel_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, ref_counts:
     return score
 
 
-def r1_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, prior_h: np.ndarray | None = None,
-              prior_r: np.ndarray | None = None, floor: float = 1e-12) -> np.ndarray:
-    """R1 score (brief §2.2, our reconstruction) with g(u) = u; priors default to the utility marginals
-    ``P->(h)`` and ``P<-(r)`` (R1-u). Utilities must be non-negative. Shapes as :func:`channel_scores`."""
-    a, b, g, d = check_weights(weights)
+def r1_terms(U_fwd: np.ndarray, U_rev: np.ndarray, floor: float = 1e-12):
+    """The four log-terms of R1 with g(u) = u, from the utility joints ``J ∝ U`` of both directions:
+    ``log P->(r_j|h_i)``, ``log P<-(h_i|r_j)`` (both (..., N, M)), and the utility marginals
+    ``log P->(h_i)`` (..., N, 1) and ``log P<-(r_j)`` (..., 1, M) (R1-u's priors). Utilities must be finite
+    and non-negative (entries below ``floor`` are raised to it, so every log is finite).
+
+    For a symmetric utility with H = R the two conditionals still differ:
+    ``log P->(r_j|h_i) - log P<-(h_i|r_j) = log P(r_j) - log P(h_i)``, so R1's alpha and gamma act even
+    where R2's direction mix is inert (the chapter's Theory section)."""
     U_fwd = np.asarray(U_fwd, float); U_rev = np.asarray(U_rev, float)
     if U_fwd.shape != U_rev.shape or U_fwd.ndim < 2:
         raise ValueError(f"U_fwd and U_rev must have the same shape (..., N, M), got {U_fwd.shape} and {U_rev.shape}")
     if not (np.all(np.isfinite(U_fwd)) and np.all(np.isfinite(U_rev))) or np.any(U_fwd < 0) or np.any(U_rev < 0):
         raise ValueError("R1 with g(u) = u needs finite, non-negative utilities")
-    for name, prior in (("prior_h", prior_h), ("prior_r", prior_r)):
-        if prior is not None and (not np.all(np.isfinite(prior)) or np.any(np.asarray(prior) <= 0)):
-            raise ValueError(f"{name} must be positive probabilities")
     Jf = np.maximum(U_fwd, floor); Jr = np.maximum(U_rev, floor)
     Jf = Jf / Jf.sum(axis=(-2, -1), keepdims=True); Jr = Jr / Jr.sum(axis=(-2, -1), keepdims=True)
     Pf_h = Jf.sum(-1, keepdims=True)            # P->(h_i)
     Pr_r = Jr.sum(-2, keepdims=True)            # P<-(r_j)
-    log_r_given_h = np.log(Jf / Pf_h)           # log P->(r_j | h_i)
-    log_h_given_r = np.log(Jr / Pr_r)           # log P<-(h_i | r_j)
-    pi_h = np.log(Pf_h) if prior_h is None else np.log(np.asarray(prior_h, float))[..., :, None]
-    pi_r = np.log(Pr_r) if prior_r is None else np.log(np.asarray(prior_r, float))[..., None, :]
+    return np.log(Jf / Pf_h), np.log(Jr / Pr_r), np.log(Pf_h), np.log(Pr_r)
+
+
+def r1_scores(U_fwd: np.ndarray, U_rev: np.ndarray, weights, *, prior_h: np.ndarray | None = None,
+              prior_r: np.ndarray | None = None, floor: float = 1e-12) -> np.ndarray:
+    """R1 score (brief §2.2, our reconstruction) with g(u) = u (:func:`r1_terms`); priors default to the
+    utility marginals ``P->(h)`` and ``P<-(r)`` (R1-u). Shapes as :func:`channel_scores`."""
+    a, b, g, d = check_weights(weights)
+    for name, prior in (("prior_h", prior_h), ("prior_r", prior_r)):
+        if prior is not None and (not np.all(np.isfinite(prior)) or np.any(np.asarray(prior) <= 0)):
+            raise ValueError(f"{name} must be positive probabilities")
+    log_r_given_h, log_h_given_r, pi_h, pi_r = r1_terms(U_fwd, U_rev, floor)
+    if prior_h is not None:
+        pi_h = np.log(np.asarray(prior_h, float))[..., :, None]
+    if prior_r is not None:
+        pi_r = np.log(np.asarray(prior_r, float))[..., None, :]
     return logsumexp(a * log_r_given_h + g * log_h_given_r + b * pi_h + d * pi_r, axis=-1)
 
 

@@ -7,8 +7,9 @@ every task (the two SynTrans worlds themselves are fixed). For every source we k
 pitfall 8) and draw from the true distribution p*:
 
 * K *oracle* references: ``O[u][s, i] = mean_k u(h_i, r*_k)`` is the evaluation (lower variance than one
-  reference), and ``O_half`` splits the K into two halves for the regret analysis (pick the oracle-best
-  candidate on one half, score everything on the other, so the oracle is not flattered by its own noise);
+  reference);
+* (test splits) a Bayes-optimal candidate can be picked with many more draws of p*
+  (:func:`bayes_selection`), so regret is measured against an oracle stronger than MBR;
 * one *held-out* reference: the dev-split tuning signal ``dev[u][s, i] = u(h_i, r_heldout)``, the
   paper's protocol (one human reference per dev sentence, the utility as the selection metric);
 * the chrF statistics against every oracle reference, for corpus chrF averaged over K single-reference
@@ -18,7 +19,9 @@ pitfall 8) and draw from the true distribution p*:
 injected errors (within-source Spearman with the oracle chrF of about 0.7), which makes the hypothesis
 prior an oracle. The model score the decoders see is therefore ``calibrated_lbar``: per source,
 ``lbar_c = mu + sd * (c * z + sqrt(1 - c^2) * eps)`` with ``z`` the standardised trace score and ``eps`` a
-standard normal draw per distinct string, independent of quality. ``c`` (the calibration, in [0, 1])
+quality-independent score per distinct string. ``eps`` is *structured* (:func:`string_noise`): a share of
+it is a preference for short outputs, the length bias of real NMT scores (the beam-search curse, Stahlberg
+and Byrne 2019), the rest white noise; within a source it has mean 0 and variance 1. ``c`` (the calibration, in [0, 1])
 is the correlation of the model score with the trace score: c = 1 is the self-aware sampler, c = 0 a
 score that knows nothing. The candidates, references and utilities do not depend on c, so a sweep
 over c changes only what beta and delta can see. A trained model (``seq2seq``) is used as it is (c = 1).
@@ -42,13 +45,15 @@ from scipy.special import logsumexp
 from scipy.stats import rankdata, spearmanr
 
 from ..progress import progress
-from .decode import METHODS, channel_scores, from_mix, multiplicities, reference_weights
+from .decode import METHODS, channel_scores, from_mix, multiplicities, r1_terms, reference_weights
 from .metrics import UTILITIES, ConceptEmbedder, corpus_chrf_from_stats, utility_tensors
 from .syntrans import NoiseModel, SynTrans, noisy_samples, source_text
 
 INF = math.inf
 MBR_CONFIG = (0.0, 0.0, 0.0)
 MAP_CONFIG = (0.0, 0.0, INF)
+PLANTED = ("planted oracle",)
+"""The positive control's configuration (:meth:`Study.with_planted`)."""
 CHANNEL_SUBSETS = ("lambda", "delta", "beta", "all")
 """The sub-grids tuned separately: one channel free, the others at their MBR value ("all": the full grid)."""
 
@@ -70,7 +75,6 @@ class TaskData:
     calibration: float = 1.0            # c: correlation of the model score with the trace score
     U: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # u -> (fwd, rev), (S, N, N)
     O: dict[str, np.ndarray] = field(default_factory=dict)                     # u -> (S, N) oracle E[u]
-    O_half: dict[str, np.ndarray] = field(default_factory=dict)                # u -> (2, S, N) halves of K
     dev: dict[str, np.ndarray] = field(default_factory=dict)                   # u -> (S, N) u(h, r_heldout)
     chrf_stats: dict[str, np.ndarray] = field(default_factory=dict)            # corpus chrF statistics
     true_logp: np.ndarray | None = None  # (S, N) exact log p*(h|x) of every candidate
@@ -119,9 +123,19 @@ def calibrated_lbar(lbar_trace: np.ndarray, eps: np.ndarray, calibration: float)
     return mu + sd * (calibration * z + math.sqrt(1.0 - calibration ** 2) * eps)
 
 
-def string_noise(samples: Sequence[Sequence[str]], rng: np.random.Generator) -> np.ndarray:
-    """One standard normal draw per candidate, shared by repeats of the same string within a source."""
+def string_noise(samples: Sequence[Sequence[str]], rng: np.random.Generator, length_bias: float = 0.0) -> np.ndarray:
+    """The quality-independent part of the calibrated model score, one value per candidate, shared by
+    repeats of the same string within a source: ``length_bias * z_short + sqrt(1 - length_bias^2) * w``,
+    with ``z_short`` the within-source standardised negative token length (a systematic preference for
+    short outputs) and ``w`` a standard normal draw. ``length_bias = 0`` is white noise."""
+    if not 0.0 <= length_bias <= 1.0:
+        raise ValueError(f"length_bias must lie in [0, 1], got {length_bias}")
     out = rng.standard_normal((len(samples), len(samples[0])))
+    if length_bias:
+        short = -np.array([[len(h.split()) for h in hs] for hs in samples], dtype=float)
+        sd = short.std(-1, keepdims=True)
+        z_short = (short - short.mean(-1, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+        out = length_bias * z_short + math.sqrt(1.0 - length_bias ** 2) * out
     for s, hs in enumerate(samples):
         first: dict[str, int] = {}
         for i, h in enumerate(hs):
@@ -155,10 +169,10 @@ def shared_tokens(worlds: Sequence[SynTrans]) -> set[str]:
 
 def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_oracle: int, seed: int,
                 noise: NoiseModel, utilities: Sequence[str], embedder: ConceptEmbedder, sampler=None,
-                exact_logp: bool = False, calibration: float = 1.0) -> TaskData:
+                exact_logp: bool = False, calibration: float = 1.0, length_bias: float = 0.0) -> TaskData:
     """Draw sources, N candidates from p_theta (``oracle-noise``, or ``sampler(trees, n, rng)`` for the
     seq2seq model, always at calibration 1), K oracle references and one held-out reference; compute all
-    utility tensors."""
+    utility tensors. ``length_bias``: the structure of the score's quality-independent part (:func:`string_noise`)."""
     if split not in ("dev", "test"):
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
     if n_sources < 1 or n_samples < 2 or n_oracle < 2:
@@ -175,7 +189,7 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
         trace, calibration = np.asarray(trace, float), 1.0
     refs = [world.sample_references(t, rng, n_oracle + 1) for t in trees]
     oracle, heldout = [r[:n_oracle] for r in refs], [r[n_oracle] for r in refs]
-    eps = string_noise(samples, np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split], 99]))
+    eps = string_noise(samples, np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split], 99]), length_bias)
     data = TaskData(world.name, split, seed, trees, samples, trace, eps,
                     np.stack([multiplicities(s) for s in samples]), oracle, heldout, float(calibration))
     # one pass: candidates against [pseudo-references | oracle references | held-out reference]
@@ -185,8 +199,6 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
     N, K = n_samples, n_oracle
     data.U = {u: (fr[0][:, :, :N], fr[1][:, :, :N]) for u, fr in both.items()}
     data.O = {u: fr[0][:, :, N:N + K].mean(-1) for u, fr in both.items()}
-    data.O_half = {u: np.stack([fr[0][:, :, N:N + K // 2].mean(-1), fr[0][:, :, N + K // 2:N + K].mean(-1)])
-                   for u, fr in both.items()}
     data.dev = {u: fr[0][:, :, N + K] for u, fr in both.items()}
     if stats:
         data.chrf_stats = {"m": stats["m"][:, :, :, N:N + K].astype(np.int32), "nh": stats["nh"],
@@ -288,15 +300,17 @@ def config_index(configs: Sequence[tuple[float, float, float]], config: tuple[fl
         raise ValueError(f"configuration {config} is not in the grid") from None
 
 
-def channel_subset(configs: Sequence[tuple[float, float, float]], channel: str) -> list[int]:
-    """Indices of the sub-grid where only ``channel`` is free (``"all"``: every configuration); MBR first."""
+def channel_subset(configs: Sequence[tuple], channel: str, mbr_config: tuple = MBR_CONFIG) -> list[int]:
+    """Indices of the sub-grid where only ``channel`` is free (``"all"``: every configuration, of any
+    grid, e.g. R1's); MBR (``mbr_config``) first."""
     if channel not in CHANNEL_SUBSETS:
         raise ValueError(f"unknown channel {channel!r}; valid: {CHANNEL_SUBSETS}")
+    m = list(configs).index(mbr_config) if channel == "all" else config_index(configs, mbr_config)
+    if channel == "all":
+        return [m] + [c for c in range(len(configs)) if c != m]
     keep = {"lambda": lambda l, d, b: d == 0 and b == 0, "delta": lambda l, d, b: l == 0 and b == 0,
-            "beta": lambda l, d, b: l == 0 and d == 0, "all": lambda l, d, b: True}[channel]
-    idx = [c for c, cfg in enumerate(configs) if keep(*cfg)]
-    m = config_index(configs, MBR_CONFIG)
-    return [m] + [c for c in idx if c != m]
+            "beta": lambda l, d, b: l == 0 and d == 0}[channel]
+    return [m] + [c for c, cfg in enumerate(configs) if keep(*cfg) and c != m]
 
 
 def grid_selections(data: TaskData, utility: str, configs: Sequence[tuple[float, float, float]]) -> np.ndarray:
@@ -345,30 +359,38 @@ def spearman(a: np.ndarray, b: np.ndarray) -> float:
 
 # ----------------------------------------------------------------------------- R1 (brief §2.2, secondary)
 
-def r1_configs(lams: Sequence[float], betas: Sequence[float], deltas: Sequence[float]) -> list[tuple[float, float, float, float]]:
-    """R1 channel weights (alpha, beta, gamma, delta) = (1 - lambda, beta, lambda, delta); (1, 1, 0, 0)
-    (R1-u: the hypothesis marginal, i.e. MBR) first."""
-    cfgs = [(1.0 - l, float(b), float(l), float(d)) for l, b, d in itertools.product(lams, betas, deltas)]
-    cfgs.sort(key=lambda w: w != (1.0, 1.0, 0.0, 0.0))
+R1_MBR_CONFIG = ("u", 1.0, 1.0, 0.0, 0.0)
+"""R1-u at (alpha, beta, gamma, delta) = (1, 1, 0, 0): the hypothesis marginal of the utility joint, i.e. MBR."""
+
+
+def r1_configs(lams: Sequence[float], betas: Sequence[float], deltas: Sequence[float],
+               priors: Sequence[str] = ("u", "m")) -> list[tuple[str, float, float, float, float]]:
+    """R1 configurations ``(prior, alpha, beta, gamma, delta)`` with alpha = 1 - lambda, gamma = lambda,
+    prior exponents beta and delta, for each prior (``"u"``: utility marginals, R1-u; ``"m"``: the model's
+    exp(lbar), R1-m); MBR (:data:`R1_MBR_CONFIG`) first."""
+    for prior in priors:
+        if prior not in ("u", "m"):
+            raise ValueError(f"prior must be 'u' (utility marginals) or 'm' (model probabilities), got {prior!r}")
+    cfgs = [(prior, 1.0 - l, float(b), float(l), float(d)) for prior in priors for l, b, d in itertools.product(lams, betas, deltas)]
+    if R1_MBR_CONFIG not in cfgs:
+        cfgs.append(R1_MBR_CONFIG)
+    cfgs.sort(key=lambda w: w != R1_MBR_CONFIG)
     return cfgs
 
 
-def r1_grid_selections(data: TaskData, utility: str, configs, prior: str = "u", floor: float = 1e-12) -> np.ndarray:
-    """(n_configs, S) R1 selections; ``prior="u"``: utility marginals (R1-u), ``"m"``: the model's
-    length-normalised probabilities exp(lbar) (R1-m). Same score as :func:`icml26.mbr.r1_scores`,
-    with the four log-terms computed once per split."""
-    if prior not in ("u", "m"):
-        raise ValueError(f"prior must be 'u' (utility marginals) or 'm' (model probabilities), got {prior!r}")
-    fwd, rev = data.U[utility]
-    Jf = np.maximum(fwd, floor); Jr = np.maximum(rev, floor)
-    Jf = Jf / Jf.sum(axis=(-2, -1), keepdims=True); Jr = Jr / Jr.sum(axis=(-2, -1), keepdims=True)
-    Pf_h = Jf.sum(-1, keepdims=True); Pr_r = Jr.sum(-2, keepdims=True)
-    A = np.log(Jf / Pf_h); G = np.log(Jr / Pr_r)
-    if prior == "u":
-        PH, PR = np.log(Pf_h), np.log(Pr_r)
-    else:
-        PH, PR = data.lbar[:, :, None], data.lbar[:, None, :]
-    return np.stack([np.argmax(logsumexp(a * A + g * G + b * PH + d * PR, axis=-1), axis=-1) for a, b, g, d in configs])
+def r1_grid_selections(data: TaskData, utility: str, configs: Sequence[tuple[str, float, float, float, float]]) -> np.ndarray:
+    """(n_configs, S) R1 selections (:func:`icml26.mbr.r1_scores`), the four log-terms
+    (:func:`icml26.mbr.decode.r1_terms`) computed once per split and utility."""
+    key = ("r1_terms", utility)
+    if key not in data._cache:
+        data._cache[key] = r1_terms(*data.U[utility])
+    A, G, PH_u, PR_u = data._cache[key]
+    priors = {"u": (PH_u, PR_u), "m": (data.lbar[:, :, None], data.lbar[:, None, :])}
+    out = []
+    for prior, a, b, g, d in configs:
+        PH, PR = priors[prior]
+        out.append(np.argmax(logsumexp(a * A + g * G + b * PH + d * PR, axis=-1), axis=-1))
+    return np.stack(out)
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -413,6 +435,8 @@ class Study:
     dev: dict[tuple[int, str, str], np.ndarray]
     calibration: float
     model: str
+    mbr_config: tuple = MBR_CONFIG
+    curves: dict[str, list[float]] = field(default_factory=dict)   # trained model per task -> its loss curve
 
     @property
     def tasks(self) -> list[str]:
@@ -425,12 +449,12 @@ class Study:
     @property
     def mbr(self) -> int:
         """Index of standard MBR in the grid (looked up, never assumed)."""
-        return config_index(self.configs, MBR_CONFIG)
+        return list(self.configs).index(self.mbr_config)
 
     def tuned(self, seed: int, task: str, utility: str, channel: str = "all", tune_task: str | None = None) -> int:
         """Index of the configuration with the best dev score (single held-out reference, the utility as
         metric) within a channel's sub-grid; ties go to MBR, then to the grid order."""
-        subset = channel_subset(self.configs, channel)
+        subset = channel_subset(self.configs, channel, self.mbr_config)
         dev = self.dev[(seed, tune_task or task, utility)][subset]
         return subset[int(np.argmax(dev))]
 
@@ -458,13 +482,36 @@ class Study:
         sel, test, dev = evaluate_grid(splits, self.configs, self.utilities)
         return dataclasses.replace(self, splits=splits, selections=sel, test=test, dev=dev, calibration=float(calibration))
 
+    def r1(self, configs: Sequence[tuple[str, float, float, float, float]]) -> "Study":
+        """The same splits under R1's grid (:func:`r1_configs`): tuned and compared with MBR exactly like R2's."""
+        sel, test, dev = evaluate_grid(self.splits, configs, self.utilities, selector=r1_grid_selections)
+        return dataclasses.replace(self, configs=list(configs), selections=sel, test=test, dev=dev, mbr_config=R1_MBR_CONFIG)
 
-def evaluate_grid(splits: Mapping[tuple[int, str, str], TaskData], configs, utilities: Sequence[str]):
-    """Selections of every configuration on every split, their test oracle scores and dev scores."""
+    def with_planted(self) -> "Study":
+        """This grid plus a *planted* configuration, :data:`PLANTED`, that selects the candidate with the
+        best oracle expected utility (the K true references of the split; a dev split's own oracle
+        references, never its held-out tuning reference). Tuning and testing it runs G1's pipeline on an
+        effect that is present by construction: the positive control of the gain claims."""
+        sel, test, dev = dict(self.selections), dict(self.test), dict(self.dev)
+        for (seed, task, split), d in self.splits.items():
+            for u in self.utilities:
+                planted = np.argmax(d.O[u], axis=-1)
+                sel[(seed, task, split, u)] = np.vstack([self.selections[(seed, task, split, u)], planted[None]])
+                values = d.O[u] if split == "test" else d.dev[u]
+                score = values[np.arange(d.n_sources), planted].mean()
+                (test if split == "test" else dev)[(seed, task, u)] = np.append((self.test if split == "test" else self.dev)[(seed, task, u)], score)
+        return dataclasses.replace(self, configs=list(self.configs) + [PLANTED], selections=sel, test=test, dev=dev)
+
+
+def evaluate_grid(splits: Mapping[tuple[int, str, str], TaskData], configs, utilities: Sequence[str],
+                  selector=None):
+    """Selections of every configuration on every split (``selector(data, utility, configs)``, default
+    R2's :func:`grid_selections`), their test oracle scores and dev scores."""
+    selector = selector or grid_selections
     sel, test, dev = {}, {}, {}
     for (seed, task, split), d in splits.items():
         for u in utilities:
-            s = grid_selections(d, u, configs)
+            s = selector(d, u, configs)
             sel[(seed, task, split, u)] = s
             if split == "test":
                 test[(seed, task, u)] = grid_scores(d.O[u], s)
@@ -495,19 +542,38 @@ def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = 
     calibration = float(p.get("calibration", 1.0)) if model == "oracle-noise" else 1.0
     seeds = [int(p["seed"]) + r for r in range(int(p["n_seeds"]))]
     jobs = [(s, t, sp) for s in seeds for t in p["tasks"] for sp in ("dev", "test")]
+    # dev: WMT-sized (n_dev_sources) with a few oracle references (the planted control's); test: n_sources, K
+    size = {"dev": (p.get("n_dev_sources", p["n_sources"]), p.get("n_dev_oracle", p["n_oracle"])),
+            "test": (p["n_sources"], p["n_oracle"])}
     splits = {}
     for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
         sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
-        splits[(s, t, sp)] = build_split(worlds[t], sp, p["n_sources"], p["n_samples"], p["n_oracle"], s, noise,
-                                         p["utilities"], embedders[t], sampler=sampler, calibration=calibration)
+        splits[(s, t, sp)] = build_split(worlds[t], sp, size[sp][0], p["n_samples"], size[sp][1], s, noise,
+                                         p["utilities"], embedders[t], sampler=sampler, calibration=calibration,
+                                         length_bias=float(p.get("length_bias", 0.0)))
     configs = grid_configs(p["lams"], p["deltas"], p["betas"])
     sel, test, dev = evaluate_grid(splits, configs, p["utilities"])
-    return Study(p, worlds, embedders, seeds, splits, configs, sel, test, dev, calibration, model)
+    curves = {t: list(m.losses) for t, m in getattr(sampler_factory, "models", {}).items()}
+    return Study(p, worlds, embedders, seeds, splits, configs, sel, test, dev, calibration, model, curves=curves)
+
+
+def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n_refs: int, n_sources: int, seed: int,
+                    embedder: ConceptEmbedder | None = None) -> dict[str, np.ndarray]:
+    """The Bayes-optimal candidate of each of the first ``n_sources`` sources under every utility: argmax
+    of ``mean_k u(h, r_k)`` over ``n_refs`` fresh draws of p*, independent of the split's K oracle
+    references, on which it is then scored: {utility: (n_sources,)}. With n_refs >= 256 its Monte-Carlo
+    error is far below MBR's, whose references are N model samples."""
+    if n_refs < 2 or not 1 <= n_sources <= data.n_sources:
+        raise ValueError(f"need n_refs >= 2 and 1 <= n_sources <= {data.n_sources}, got {n_refs}, {n_sources}")
+    rng = np.random.default_rng([seed, ord(world.name), 3, 7])
+    refs = [world.sample_references(t, rng, n_refs) for t in data.trees[:n_sources]]
+    both = utility_tensors(data.samples[:n_sources], refs, tuple(utilities), embedder)
+    return {u: np.argmax(fwd.mean(-1), axis=-1) for u, (fwd, _) in both.items()}
 
 
 __all__ = [
     "CHANNEL_SUBSETS", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
-    "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
+    "PLANTED", "R1_MBR_CONFIG", "bayes_selection", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
     "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "make_world", "mix_scores", "paired_bootstrap",
     "r1_configs", "r1_grid_selections", "reference_weights", "rowwise_spearman", "run_study", "score_correlation",
     "select", "select_config", "shared_tokens", "source_text", "spearman", "string_noise", "zscores",

@@ -11,7 +11,8 @@ BLEU and chrF reproduce ``sacrebleu.sentence_bleu(hyp, [ref])`` (13a tokenisatio
 effective order) and ``sacrebleu.sentence_chrf(hyp, [ref])`` (character 6-grams, whitespace removed,
 precision/recall averaged over the effective orders, beta = 2) to floating-point rounding; the unit
 tests compare them with sacrebleu on random pairs. SoftF1 is our stand-in for BERTScore: greedy
-cosine matching of token embeddings in which synonyms share a vector (symmetric, semantic).
+cosine matching of contextual token vectors (:class:`ConceptEmbedder`: synonyms are near, not identical,
+and a token's vector depends on its neighbours, so word order matters); it is symmetric, as BERTScore-F1 is.
 """
 from __future__ import annotations
 
@@ -206,48 +207,79 @@ def bleu_from_stats(m: np.ndarray, sys_len: np.ndarray, ref_len: np.ndarray) -> 
 # ----------------------------------------------------------------------------- SoftF1 (BERTScore-like)
 
 class ConceptEmbedder:
-    """Token -> unit vector; tokens of the same concept (synonyms) share a vector.
+    """Token -> unit vector, and sentences -> contextual vectors, for the BERTScore-like SoftF1.
 
-    Unknown tokens get their own vector from a stable hash, so any string can be scored."""
+    *Near, not identical, synonyms*: every concept (a source word's meaning) has a unit vector ``c``; each
+    target token of that concept gets ``normalise(c + spread * e)`` with ``e`` a unit vector of its own,
+    orthogonal to ``c``. With ``spread = sqrt(1/cos - 1)`` a token's cosine with its concept is
+    ``sqrt(cos)`` and two synonyms have a cosine of about ``cos`` (exactly, when their own directions
+    are orthogonal), like BERTScore's contextual embeddings of synonyms (0.8 by default).
 
-    def __init__(self, concept: Mapping[str, int] | None = None, dim: int = 32, seed: int = 0):
+    *Order-aware*: :meth:`embed` returns contextual vectors, ``normalise(v_i + context * (v_{i-1} +
+    v_{i+1}))``, so the same words in another order match less well (a bag of concepts would not see a
+    swap). Unknown tokens get their own vector from a stable hash, so any string can be scored."""
+
+    def __init__(self, concept: Mapping[str, int] | None = None, dim: int = 32, seed: int = 0,
+                 synonym_cosine: float = 0.8, context: float = 0.3):
         if dim < 2:
             raise ValueError(f"dim must be at least 2, got {dim}")
-        self.dim, self.seed = dim, seed
+        if not 0.0 < synonym_cosine <= 1.0:
+            raise ValueError(f"synonym_cosine must lie in (0, 1], got {synonym_cosine}")
+        if context < 0:
+            raise ValueError(f"context must be >= 0, got {context}")
+        self.dim, self.seed, self.context = dim, seed, float(context)
         self.concept = dict(concept or {})
         n = max(self.concept.values(), default=-1) + 1
         table = np.random.default_rng([seed, 31337]).standard_normal((n, dim))
         self.table = table / np.linalg.norm(table, axis=1, keepdims=True)
+        self.spread = math.sqrt(1.0 / synonym_cosine - 1.0)
         self._cache: dict[str, np.ndarray] = {}
 
+    def _own(self, token: str) -> np.ndarray:
+        v = np.random.default_rng([self.seed, zlib.crc32(token.encode())]).standard_normal(self.dim)
+        return v / np.linalg.norm(v)
+
     def vector(self, token: str) -> np.ndarray:
-        if token in self.concept:
-            return self.table[self.concept[token]]
+        """The token's (context-free) unit vector."""
         v = self._cache.get(token)
         if v is None:
-            v = np.random.default_rng([self.seed, zlib.crc32(token.encode())]).standard_normal(self.dim)
-            v = self._cache[token] = v / np.linalg.norm(v)
+            e = self._own(token)
+            if token in self.concept:
+                c = self.table[self.concept[token]]
+                e = e - (e @ c) * c                     # the token's own direction, orthogonal to its concept
+                v = c + self.spread * e / np.linalg.norm(e)
+                v = v / np.linalg.norm(v)
+            else:
+                v = e
+            self._cache[token] = v
         return v
 
     def embed(self, sentences: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-        """Padded embeddings (n, L, d) and a validity mask (n, L)."""
+        """Padded contextual embeddings (n, L, d) and a validity mask (n, L)."""
         L = max((len(t) for t in sentences), default=1) or 1
         E = np.zeros((len(sentences), L, self.dim)); mask = np.zeros((len(sentences), L), dtype=bool)
         for i, toks in enumerate(sentences):
             for j, t in enumerate(toks):
                 E[i, j] = self.vector(t)
             mask[i, : len(toks)] = True
+        if self.context:
+            ctx = np.zeros_like(E)
+            ctx[:, 1:] += E[:, :-1]; ctx[:, :-1] += E[:, 1:]   # padding rows are zero vectors
+            E = E + self.context * ctx
+            E = np.where(mask[..., None], E / np.maximum(np.linalg.norm(E, axis=-1, keepdims=True), _EPS), 0.0)
         return E, mask
 
 
 def _softf1_group(Eh, mh, Er, mr) -> np.ndarray:
+    """Greedy-matching precision and recall (N, K) of N hypotheses against K references; a token's best
+    cosine below 0 counts as no match (0), so SoftF1 lies in [0, 100] like the other utilities."""
     (N, Lh, d), (K, Lr, _) = Eh.shape, Er.shape
     sim = (Eh.reshape(N * Lh, d) @ Er.reshape(K * Lr, d).T).reshape(N, Lh, K, Lr).transpose(0, 2, 1, 3)
     neg = -np.inf
     s_h = np.where(mr[None, :, None, :], sim, neg).max(axis=3)  # (N, K, Lh): best ref token per hyp token
     s_r = np.where(mh[:, None, :, None], sim, neg).max(axis=2)  # (N, K, Lr)
-    P = np.where(mh[:, None, :], s_h, 0.0).sum(-1) / np.maximum(mh.sum(-1), 1)[:, None]
-    R = np.where(mr[None, :, :], s_r, 0.0).sum(-1) / np.maximum(mr.sum(-1), 1)[None, :]
+    P = np.where(mh[:, None, :], np.maximum(s_h, 0.0), 0.0).sum(-1) / np.maximum(mh.sum(-1), 1)[:, None]
+    R = np.where(mr[None, :, :], np.maximum(s_r, 0.0), 0.0).sum(-1) / np.maximum(mr.sum(-1), 1)[None, :]
     return P, R
 
 

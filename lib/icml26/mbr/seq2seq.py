@@ -169,7 +169,7 @@ def seq2seq_sampler_factory(cfg: Seq2SeqConfig, seed: int = 0, device: Any = Non
         cache = factory.__dict__.setdefault("models", {})
         if world.name not in cache:
             model = Seq2Seq(world, cfg, seed=seed, device=device)
-            model.train(progress)
+            model.losses = model.train(progress)   # run_study keeps them as the convergence curves
             cache[world.name] = model
         return cache[world.name].sample
     return factory

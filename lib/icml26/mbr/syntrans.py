@@ -82,7 +82,7 @@ class Lexicon:
     """Source lexemes, their target synonyms and concept ids (synonyms share a concept).
 
     ``concept[token]`` maps every target token to an integer concept (used by the SoftF1 embedder,
-    where synonyms share a vector).
+    which gives synonyms nearby vectors).
     """
 
     spec: TaskSpec
