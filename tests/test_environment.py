@@ -101,6 +101,28 @@ def test_every_requirement_of_environment_yml_is_pinned_in_constraints_at_a_vers
             f"environment.yml asks {req}, but constraints.txt pins {name}=={pins[name]}: the two have drifted"
 
 
+def pyproject_requirements() -> list[Requirement]:
+    """Every requirement pyproject.toml declares: the dependencies and each optional extra (test, bench)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return [Requirement(r) for r in project["dependencies"] + [r for extra in project["optional-dependencies"].values()
+                                                                for r in extra]]
+
+
+def test_every_requirement_of_pyproject_is_pinned_in_constraints_at_a_version_it_accepts():
+    """`make install` is `pip install -c constraints.txt -e ".[test,bench]"`: each requirement, the bench extra's
+    numba (ate-mixtures' jitted benchmark peer) included, must have its exact pin, inside its specifier."""
+    pins = constraints()
+    for req in pyproject_requirements():
+        name = canonicalize_name(req.name)
+        assert name in pins, f"pyproject.toml requires {req}, which constraints.txt does not pin"
+        assert req.specifier.contains(pins[name], prereleases=True), \
+            f"pyproject.toml asks {req}, but constraints.txt pins {name}=={pins[name]}: the two have drifted"
+    assert "numba" in {canonicalize_name(r.name) for r in pyproject_requirements()}, "the bench extra must carry numba"
+    assert "llvmlite" in pins, "numba's llvmlite must be pinned with it"
+
+
 @pytest.mark.parametrize("source", ["postBuild", "Makefile"])
 def test_no_deps_installs_pin_the_versions_of_constraints_txt(source):
     pins = constraints()

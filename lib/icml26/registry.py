@@ -30,7 +30,7 @@ CHAPTERS: tuple[ChapterInfo, ...] = (
     ChapterInfo("lion", "Convergence Analysis of the Lion Optimizer in Centralized and Distributed Settings", OPTIMIZATION),
     ChapterInfo("basis-rotation", "Mitigating Staleness in Asynchronous Pipeline Parallelism via Basis Rotation", OPTIMIZATION),
     ChapterInfo("cqf", "Removing Noise, not Finding Gold: Quality Filtering for Large-Scale Pretraining", OPTIMIZATION),
-    ChapterInfo("ate-mixtures", "Sampling and Identity Testing of Mixtures without Approximate Tensorization of Entropy", THEORY),
+    ChapterInfo("ate-mixtures", "Sampling and Identity-Testing Without Approximate Tensorization of Entropy", THEORY),
     ChapterInfo("ecsel", "ECSEL: Explainable Classification via Signomial Equation Learning", THEORY),
     ChapterInfo("mbr", "Noisy-Channel Minimum Bayes Risk Decoding", THEORY),
     ChapterInfo("icr", "Evaluating the Representation Space of Diffusion Models via Self-Supervised Principles", GENERATIVE),

@@ -14,42 +14,46 @@ the paper's Theorem 4, not the paper's text.
   :func:`ate_constant_lower_bound`, :func:`tstar_bound`; :func:`functional_constant` (numerical ATE/MLSI constants)
 * identity testing: :class:`TesterBudget`, :func:`calibrate`, :func:`rejections`, :func:`rejection_rates`,
   :func:`local_statistic`, :func:`weight_statistic`, :func:`weight_shift`, :func:`local_perturbation`,
-  :func:`weight_power_exact`, :func:`weight_power_ncx2`, :func:`local_query_moments`, :func:`local_budget`
+  :func:`weight_power_exact`, :func:`weight_power_ncx2`, :func:`local_query_moments`, :func:`local_budget`,
+  :func:`oracle_calls`, :func:`null_pvalue`, :func:`fisher_statistic` (T_comb)
 * experiments: :func:`data_based_tv`, :func:`empirical_starts`, :func:`separated_limit`,
   :func:`identity_checks`, :func:`relaxation_vs_n`, :func:`floor_vs_m`, :func:`mixing_time_vs_n`,
-  :func:`power_curves`, :func:`loglog_slope`, :func:`separated_limit_k`, :func:`separated_quantile`,
-  :func:`metastable_prediction`, :func:`floor_vs_k`, :func:`fit_linear_vs_nlogn`, :func:`cw_constants`,
-  :func:`budget_vs_n`, :func:`power_z`, :func:`mode_prediction` (all-mode floor), :func:`batches`,
-  :func:`calls_sweep` (T_loc oracle calls over n and eps); sizes in :data:`PRESETS`
+  :func:`power_curves`, :func:`loglog_slope`, :func:`rival_slope`, :func:`slope_edge` (the slope test against
+  the log-factor law), :func:`separated_limit_k`, :func:`metastable_prediction`, :func:`floor_vs_k`,
+  :func:`fit_linear_vs_nlogn`, :func:`cw_constants`, :func:`budget_vs_n`, :func:`power_z`, :func:`combined_z`,
+  :func:`mode_prediction` (all-mode floor), :func:`conditional_prediction`, :func:`cdf_mid`, :func:`batches`,
+  :func:`calls_sweep` (T_loc oracle calls over n and eps), :func:`budget_sweep` (power against the budget);
+  sizes in :data:`PRESETS`
 * rates at any n (exact lumped chains of exchangeable models): :func:`lumped_mixing_time`, :func:`rate_vs_n`,
-  :func:`corner_start`, :func:`level_law`, :func:`tail_slope`, :func:`fit_rates`, :class:`UniformLevel`
+  :func:`corner_start`, :func:`level_start`, :func:`level_law`, :func:`tail_slope`, :func:`fit_rates`, :class:`UniformLevel`
 """
 from __future__ import annotations
 
 from .constants import ConstantEstimate, functional_constant
 from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
-from .experiments import (FAMILIES, TVCurves, batches, budget_vs_n, calls_sweep, cdf_mid, component_tv, conditional_prediction,
-                          cw_constants,
-                          data_based_tv, empirical_starts, fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks,
-                          loglog_slope, metastable_prediction, mixing_time_vs_n, mode_prediction, power_curves, power_z,
-                          relaxation_vs_n, separated_limit, separated_limit_k, separated_quantile)
+from .experiments import (FAMILIES, TVCurves, batches, budget_sweep, budget_vs_n, calls_sweep, cdf_mid, combined_z,
+                          component_tv, conditional_prediction, cw_constants, data_based_tv, empirical_starts,
+                          fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks, loglog_slope, metastable_prediction,
+                          mixing_time_vs_n, mode_prediction, power_curves, power_z, relaxation_vs_n, rival_slope,
+                          separated_limit, separated_limit_k, slope_edge)
 from .glauber import GlauberSampler, evolve, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, ProductMixture, check_probabilities, check_weights,
                      states)
 from .presets import PRESETS
-from .rates import UniformLevel, corner_start, fit_rates, level_law, lumped_mixing_time, rate_vs_n, tail_slope
-from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
-                      local_query_moments, local_statistic, oracle_calls, rejection_rates, rejections, split_perturbation,
-                      weight_power_exact, weight_power_ncx2, weight_shift, weight_statistic)
+from .rates import UniformLevel, corner_start, fit_rates, level_law, level_start, lumped_mixing_time, rate_vs_n, tail_slope
+from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, fisher_statistic, label_law, local_budget,
+                      local_perturbation, local_query_moments, local_statistic, null_pvalue, oracle_calls, rejection_rates,
+                      rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift, weight_statistic)
 
 __all__ = [
     "FAMILIES", "UniformLevel", "cdf_mid", "conditional_prediction", "batches", "calls_sweep", "corner_start", "fit_rates", "level_law", "lumped_mixing_time",
-    "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope",
+    "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope", "budget_sweep", "combined_z",
+    "rival_slope", "slope_edge", "level_start", "null_pvalue", "fisher_statistic",
     "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
     "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",
     "local_budget", "local_query_moments", "lumped_chain", "metastable_prediction", "power_z", "rejections",
-    "separated_limit_k", "separated_quantile", "weight_power_exact", "weight_power_ncx2", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
+    "separated_limit_k", "weight_power_exact", "weight_power_ncx2", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
     "TVCurves", "TesterBudget", "ate_constant_lower_bound", "between_entropy", "calibrate", "check_probabilities",
     "check_weights", "component_law", "data_based_tv", "density", "dirichlet_form", "empirical_starts", "entropy",
     "evolve", "floor_vs_m", "glauber_matrix", "identity_checks", "kl", "local_functional", "local_kl",

@@ -1,8 +1,9 @@
-"""Reference implementations of one Glauber sweep, per chain in pure Python (benchmark peers and test oracles).
+"""Reference implementations of one Glauber sweep, per chain in pure Python (test oracles).
 
-Not public API: the benchmark times :class:`~icml26.ate_mixtures.GlauberSampler` against
-:func:`incremental_python_sweep` (the same O(k)-per-update algorithm, one chain at a time), and the
-unit tests check that all three implement the same dynamics.
+Not public API: the unit tests check that :class:`~icml26.ate_mixtures.GlauberSampler`, the recomputing
+:func:`naive_glauber_sweep` and the incremental :func:`incremental_python_sweep` (the O(k)-per-update algorithm,
+one chain at a time) implement the same dynamics. The benchmark's peer is that incremental algorithm compiled
+with numba ``@njit`` (``benchmarks/bench_ate_mixtures.py``), not these loops.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def naive_glauber_sweep(model, X: np.ndarray, rng: np.random.Generator) -> np.nd
 
 def incremental_python_sweep(model, X: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Per-chain Python loop keeping per-component log-likelihoods: O(k) per update, the same algorithm
-    as the vectorised sampler, one chain and one site at a time (the benchmark's peer)."""
+    as the vectorised sampler, one chain and one site at a time (a test oracle)."""
     X = np.array(X, dtype=np.uint8, copy=True)
     C, n = X.shape
     l1, l0 = np.log(model.marginals).tolist(), np.log1p(-model.marginals).tolist()

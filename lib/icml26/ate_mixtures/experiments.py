@@ -20,7 +20,7 @@ from .entropy import IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixt
 from .glauber import evolve, glauber_matrix, relaxation_time, spectral_gap, tv
 from .models import CurieWeissMixture, Mixture, ProductMixture
 from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
-                      rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift)
+                      oracle_calls, rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift)
 
 
 def empirical_starts(model: Mixture, m: int, reps: int, rng: np.random.Generator) -> np.ndarray:
@@ -82,7 +82,7 @@ def data_based_tv(model: Mixture, ms, reps: int, times, rng: np.random.Generator
 def batches(values: np.ndarray, n_batches: int) -> list[np.ndarray]:
     """Split the last axis (independent data sets) into ``n_batches`` equal contiguous batches: each batch
     is an independent replicate of the experiment, so a statistic computed per batch gives per-"seed"
-    values for :func:`icml26.over_seeds` (a Student-t interval below 10 batches, a bootstrap from 10)."""
+    values for :func:`icml26.over_seeds` (a Student-t interval of the mean over batches)."""
     values = np.asarray(values)
     if n_batches < 2 or values.shape[-1] < 2 * n_batches:
         raise ValueError(f"need at least 2 batches of at least 2 data sets, got {values.shape[-1]} data sets "
@@ -155,16 +155,6 @@ def separated_limit_k(m, weights) -> np.ndarray:
             raise ValueError("m must be >= 1")
         c = np.arange(mm + 1)
         out.append(0.5 * sum(float(np.sum(sps.binom.pmf(c, mm, r) * np.abs(c / mm - r))) for r in w))
-    return np.asarray(out)
-
-
-def separated_quantile(m, weights, q: float, rng: np.random.Generator, draws: int = 200_000) -> np.ndarray:
-    """The ``q``-quantile of ``TV(rho_hat, rho)`` over data sets (multinomial Monte Carlo, ``draws`` draws)."""
-    w = np.asarray(weights, dtype=float)
-    out = []
-    for mm in np.atleast_1d(np.asarray(m, dtype=int)):
-        counts = rng.multinomial(int(mm), w, size=draws)
-        out.append(float(np.quantile(0.5 * np.abs(counts / mm - w).sum(axis=1), q)))
     return np.asarray(out)
 
 
@@ -347,7 +337,7 @@ FAMILIES = {"A": weight_shift, "B": local_perturbation, "C": split_perturbation}
 
 def power_curves(n: int, p: float, deltas, budget: TesterBudget, trials: int, null_trials: int, n_null: int,
                  rng, families=("A", "B", "C"), visible: Mixture | None = None) -> dict:
-    """F5: rejection rates of T_loc, T_w, T_mix on the alternative ``families`` (:data:`FAMILIES`) of the
+    """F5: rejection rates of the testers (:data:`TESTERS`) on the alternative ``families`` (:data:`FAMILIES`) of the
     visible mixture (M1 unless ``visible`` is given), with T_w's exact (binomial, k = 2) and asymptotic
     (noncentral chi-square) power predictions, the per-test decisions (``reject[fam][tester]``: a list over
     deltas of boolean arrays) and each alternative's TV, KL, local term, weight term and I4 slack."""
@@ -383,26 +373,54 @@ def power_curves(n: int, p: float, deltas, budget: TesterBudget, trials: int, nu
             "dist": {f: {q: np.asarray(v) for q, v in d.items()} for f, d in dist.items()}}
 
 
-def calls_sweep(ns, p: float, deltas, rs, alpha: float, power: float = 0.8, family: str = "B") -> dict[str, np.ndarray]:
-    """T_loc's oracle calls for ``power`` on ``family`` over a grid of ``(n, delta)``: with the draws per query
-    ``r`` chosen from ``rs`` to minimise the calls ``N r``, and with ``r = rs_fixed`` (the first entry of ``rs``
-    is not special: ``fixed`` holds the queries at every ``r``). Returns ``calls[i, j]``, ``r_best[i, j]``,
-    ``queries[i, j, l]`` (at ``rs[l]``) and ``tv[i, j]`` for ``ns[i]``, ``deltas[j]``."""
-    ns, deltas, rs = list(ns), list(deltas), [int(r) for r in rs]
-    calls = np.empty((len(ns), len(deltas)))
-    r_best = np.empty_like(calls)
-    queries = np.empty((len(ns), len(deltas), len(rs)))
-    tvs = np.empty_like(calls)
+def calls_sweep(ns, p: float, deltas, rs, alpha: float, power: float = 0.8, family: str = "B",
+                r_fixed: int = 8) -> dict[str, np.ndarray]:
+    """T_loc's oracle calls for ``power`` on ``family`` over a grid of ``(n, delta)`` (F5b): the fewest calls
+    ``N r`` over the draws per query ``r`` in ``rs`` (:func:`~icml26.ate_mixtures.oracle_calls`), and the queries at
+    ``r = r_fixed``. Returns ``calls[i, j]``, ``r_best[i, j]``, ``queries_best[i, j]`` (``N`` at ``r_best``),
+    ``queries_fixed[i, j]`` and ``tv[i, j]`` for ``ns[i]``, ``deltas[j]``."""
+    ns, deltas = list(ns), list(deltas)
+    out = {key: np.empty((len(ns), len(deltas))) for key in ("calls", "r_best", "queries_best", "queries_fixed", "tv")}
     for i, n in enumerate(progress(ns, desc="T_loc oracle calls")):
         visible = ProductMixture.symmetric(int(n), p)
         for j, d in enumerate(deltas):
             alt = FAMILIES[family](visible, d)
-            queries[i, j] = [local_budget(visible, alt, r, alpha, power) for r in rs]
-            best = int(np.argmin(queries[i, j] * np.asarray(rs)))
-            calls[i, j], r_best[i, j] = queries[i, j, best] * rs[best], rs[best]
-            tvs[i, j] = tv(alt.mu, visible.mu)
-    return {"n": np.asarray(ns, float), "deltas": np.asarray(deltas, float), "rs": np.asarray(rs), "calls": calls,
-            "r_best": r_best, "queries": queries, "tv": tvs}
+            out["calls"][i, j], out["r_best"][i, j], out["queries_best"][i, j] = oracle_calls(visible, alt, rs, alpha, power)
+            out["queries_fixed"][i, j] = local_budget(visible, alt, r_fixed, alpha, power)
+            out["tv"][i, j] = tv(alt.mu, visible.mu)
+    return {"n": np.asarray(ns, float), "deltas": np.asarray(deltas, float), "r_fixed": r_fixed, **out}
+
+
+def budget_sweep(visible: Mixture, delta: float, base: TesterBudget, scales, trials: int, n_null: int, rng,
+                 families=("A", "B")) -> dict:
+    """The testers' power at one ``delta`` against the budget: ``N_w`` and ``N`` (queries) both multiplied by each
+    factor in ``scales`` (``r`` and ``alpha`` kept), thresholds recalibrated at every budget. Returns ``scales``,
+    ``power[fam][tester]`` (an array over ``scales``) and the per-test decisions ``reject[fam][tester]`` (a list
+    over ``scales`` of boolean arrays)."""
+    scales = tuple(float(s_) for s_ in scales)
+    power = {fam: {t: [] for t in TESTERS} for fam in families}
+    reject = {fam: {t: [] for t in TESTERS} for fam in families}
+    for s_ in progress(scales, desc="budget sweep"):
+        budget = TesterBudget(n_w=max(1, round(s_ * base.n_w)), n_loc=max(1, round(s_ * base.n_loc)), r=base.r,
+                              alpha=base.alpha)
+        th = calibrate(visible, budget, n_null, rng)
+        for fam in families:
+            r = rejections(visible, FAMILIES[fam](visible, delta), budget, th, trials, rng)
+            for t in TESTERS:
+                power[fam][t].append(float(r[t].mean()))
+                reject[fam][t].append(r[t])
+    return {"scales": np.asarray(scales), "reject": reject,
+            "power": {f: {t: np.asarray(v) for t, v in d.items()} for f, d in power.items()}}
+
+
+def combined_z(z) -> float:
+    """One statistic for many z-scores that are standard normal under the prediction: ``sum z^2 ~ chi^2_df``
+    (``df`` = their number), returned as the two-sided normal quantile of its p-value, so it reads on the
+    same 3-SE scale as a single z (a fluctuation of one cell is diluted, a bias in every cell adds up)."""
+    z = np.asarray(z, dtype=float).ravel()
+    if z.size == 0 or not np.all(np.isfinite(z)):
+        raise ValueError("combined_z needs finite z-scores")
+    return float(sps.norm.isf(sps.chi2.sf(float(np.sum(z ** 2)), z.size) / 2))
 
 
 def power_z(measured, predicted, trials: int) -> np.ndarray:
@@ -435,3 +453,19 @@ def loglog_slope(x, y) -> float:
     if x.shape != y.shape or x.size < 2:
         raise ValueError(f"loglog_slope needs two matching arrays of at least 2 points, got {x.shape} and {y.shape}")
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+def rival_slope(ms) -> float:
+    """Log-log slope over the grid ``ms`` of the rival law ``sqrt(log m / m)``: an ``O~(k/eps^2)`` sample
+    complexity with its log factor (``m ~ log(1/eps)/eps^2``, the KLV24 form), whose *local* slope on a finite
+    grid is flatter than -1/2 (``-1/2 + 1/(2 log m)`` pointwise)."""
+    ms = np.asarray(ms, dtype=float)
+    if ms.size < 2 or np.any(ms <= 1):
+        raise ValueError("need at least two sample sizes m > 1")
+    return loglog_slope(ms, np.sqrt(np.log(ms) / ms))
+
+
+def slope_edge(ms) -> float:
+    """Upper edge of the sample-complexity slope test on the grid ``ms``: halfway between the paper's -1/2
+    (``m^{-1/2}``) and :func:`rival_slope`, so that the test accepts the one law and rejects the other."""
+    return 0.5 * (-0.5 + rival_slope(ms))

@@ -156,8 +156,9 @@ class GlauberSampler:
 
     Each step, every chain picks its own site ``i ~ Unif[n]`` and resamples it from the mixture's exact
     conditional ``mu(x_i | x_{-i})`` (heat bath, random scan); per-component sufficient statistics are
-    updated incrementally, so a step costs O(C k). One *sweep* is ``n`` steps. The per-chain Python
-    loops it is benchmarked against live in ``icml26.ate_mixtures._reference`` (not public API).
+    updated incrementally, so a step costs O(C k). One *sweep* is ``n`` steps. The benchmark times it against
+    the same algorithm as a numba ``@njit`` loop over chains (``benchmarks/bench_ate_mixtures.py``); the
+    per-chain Python loops of ``icml26.ate_mixtures._reference`` are test oracles (not public API).
     """
 
     model: Mixture

@@ -17,9 +17,16 @@ O(n log n)`` steps, while a Poincare inequality (chi-square contraction at the g
 reading of what the MLSI hypothesis of the paper's sampling theorem adds over the Poincare results it
 extends [KLV24, HMRW24]; the theorem's own rate was not available to us.
 
-:class:`UniformLevel` is the negative control: ``mu(x) ∝ 1 / C(n, |x|)`` makes ``|x|`` uniform on
-``{0..n}`` and its lumped chain an unbiased random walk, so Glauber needs ``Theta(n^2)`` steps; it has
-no n-free MLSI (its gap is ``Theta(1/n^2)``).
+:class:`UniformLevel` is the negative control of the slope test: ``mu(x) ∝ 1 / C(n, |x|)`` makes ``|x|`` uniform
+on ``{0..n}`` and its lumped chain an unbiased random walk, so Glauber needs ``Theta(n^2)`` steps. Its gap is
+``Theta(1/n^2)`` (``n * gap -> 0``): it has no n-free *Poincare* inequality either, so it is an ``n^2`` control of
+the test, not an instance of "Poincare without MLSI".
+
+The paper's regime, MLSI without a uniform log-Sobolev inequality, is the mixture of product components with
+marginals ``delta_n = 1/n`` (``ProductMixture.symmetric(n, 1 - 1/n)``): a product measure is 1-ATE (hence MLSI
+with an n-free constant) whatever its marginals, while the log-Sobolev constant of ``Bern(delta)`` is of order
+``1/log(1/delta)``, so no LSI holds uniformly in n. From the middle level (:func:`level_start`) its start has
+``D_0 ~ n log n``.
 """
 from __future__ import annotations
 
@@ -33,7 +40,8 @@ from .models import Mixture, _check_n, states
 
 
 class UniformLevel(Mixture):
-    """``mu(x) = 1 / ((n+1) C(n, |x|))``: ``|x|`` uniform on ``{0..n}`` (one component, no n-free MLSI).
+    """``mu(x) = 1 / ((n+1) C(n, |x|))``: ``|x|`` uniform on ``{0..n}`` (one component; gap ``Theta(1/n^2)``, so no
+    n-free Poincare inequality and no n-free MLSI).
 
     The negative control of the rate claims: its Glauber chain lumps to an unbiased walk on ``|x|``.
     """
@@ -78,6 +86,20 @@ def corner_start(n: int, weights=(0.5, 0.5)) -> np.ndarray:
         raise ValueError("weights must be two non-negative numbers summing to 1")
     s = np.zeros(n + 1)
     s[n], s[0] = w[0], w[1]
+    return s
+
+
+def level_start(n: int, level: int | None = None) -> np.ndarray:
+    """Law of ``|x|`` for the uniform law on the level set ``{|x| = level}`` (default ``n // 2``, the middle
+    level): an exchangeable start. For the symmetric mixture ``ProductMixture.symmetric(n, p)`` with ``n`` even
+    the middle level is mapped to itself by ``x -> 1 - x``, so the chain from it ends in each mode with
+    probability 1/2: the mixture weights are right, as from a balanced data set."""
+    n = _check_n(n)
+    level = n // 2 if level is None else int(level)
+    if not 0 <= level <= n:
+        raise ValueError(f"level must lie in 0..{n}")
+    s = np.zeros(n + 1)
+    s[level] = 1.0
     return s
 
 
