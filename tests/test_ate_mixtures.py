@@ -503,3 +503,23 @@ def test_delta_over_n_components_mix_in_n_log_n_from_the_middle_level():
     assert s[3] == 1.0 and s.sum() == 1.0
     with pytest.raises(ValueError):
         am.level_start(6, 7)
+
+
+def test_sidak_z_keeps_the_false_alarm_rate_of_one_3se_test_over_many_cells():
+    assert math.isclose(am.sidak_z([-3.0]), 3.0, rel_tol=1e-9)            # one cell: its own |z|
+    assert am.sidak_z([3.45] + [0.0] * 11) < 3.0 < am.sidak_z([3.45])     # the same cell among twelve reads as less
+    assert am.sidak_z([40.0] * 9) > 39                                    # a negative control stays finite and large
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((20_000, 12))
+    rate = np.mean([am.sidak_z(row) > 3.0 for row in z])
+    raw = np.mean(np.abs(z).max(axis=1) > 3.0)
+    assert rate < 0.006 and raw > 0.025                                   # 0.27 % family-wise vs 3.2 % per cell
+    with pytest.raises(ValueError):
+        am.sidak_z([math.nan])
+
+
+def test_sampled_conditional_mean_matches_the_all_mode_prediction():
+    model = am.ProductMixture.symmetric(8, 0.92)
+    pred = am.mode_prediction(model, (64,), 160, np.random.default_rng(0))["mean"][0]
+    mean, se = am.sampled_conditional_mean(model, 64, 160, 20_000, np.random.default_rng(1))
+    assert abs(mean - pred) < 4 * se and se < 0.01 * pred

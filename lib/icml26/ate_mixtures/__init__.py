@@ -20,8 +20,8 @@ the paper's Theorem 4, not the paper's text.
   :func:`identity_checks`, :func:`relaxation_vs_n`, :func:`floor_vs_m`, :func:`mixing_time_vs_n`,
   :func:`power_curves`, :func:`loglog_slope`, :func:`rival_slope`, :func:`slope_edge` (the slope test against
   the log-factor law), :func:`separated_limit_k`, :func:`metastable_prediction`, :func:`floor_vs_k`,
-  :func:`fit_linear_vs_nlogn`, :func:`cw_constants`, :func:`budget_vs_n`, :func:`power_z`, :func:`combined_z`,
-  :func:`mode_prediction` (all-mode floor), :func:`conditional_prediction`, :func:`cdf_mid`, :func:`batches`,
+  :func:`fit_linear_vs_nlogn`, :func:`cw_constants`, :func:`budget_vs_n`, :func:`power_z`, :func:`combined_z`, :func:`sidak_z`,
+  :func:`mode_prediction` (all-mode floor), :func:`conditional_prediction`, :func:`sampled_conditional_mean`, :func:`cdf_mid`, :func:`batches`,
   :func:`calls_sweep` (T_loc oracle calls over n and eps), :func:`budget_sweep` (power against the budget);
   sizes in :data:`PRESETS`
 * rates at any n (exact lumped chains of exchangeable models): :func:`lumped_mixing_time`, :func:`rate_vs_n`,
@@ -36,7 +36,7 @@ from .experiments import (FAMILIES, TVCurves, batches, budget_sweep, budget_vs_n
                           component_tv, conditional_prediction, cw_constants, data_based_tv, empirical_starts,
                           fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks, loglog_slope, metastable_prediction,
                           mixing_time_vs_n, mode_prediction, power_curves, power_z, relaxation_vs_n, rival_slope,
-                          separated_limit, separated_limit_k, slope_edge)
+                          sampled_conditional_mean, separated_limit, separated_limit_k, sidak_z, slope_edge)
 from .glauber import GlauberSampler, evolve, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, ProductMixture, check_probabilities, check_weights,
                      states)
@@ -48,7 +48,7 @@ from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, fisher_statist
 
 __all__ = [
     "FAMILIES", "UniformLevel", "cdf_mid", "conditional_prediction", "batches", "calls_sweep", "corner_start", "fit_rates", "level_law", "lumped_mixing_time",
-    "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope", "budget_sweep", "combined_z",
+    "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope", "budget_sweep", "combined_z", "sidak_z", "sampled_conditional_mean",
     "rival_slope", "slope_edge", "level_start", "null_pvalue", "fisher_statistic",
     "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
     "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",

@@ -58,7 +58,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                   calls_ns=(6, 8, 10, 12), calls_deltas=(0.1, 0.2, 0.3), k3_trials=100,
                   budget_scales=(0.5, 1, 2), cw2_seeds=2),
     "book": dict(_COMMON, n_identity=7, identity_instances=100, relax_ns=(6, 8, 10, 12, 14),
-                 cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=100, k_reps=200, budget_ns=(6, 8, 10, 12, 14),
+                 cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=200, budget_ns=(6, 8, 10, 12, 14),
                  tv_n=12, tv_ms=(4, 16, 64, 256, 1024), tv_reps=100, m2_reps=100,
                  floor_ns=(8, 10, 12), floor_ms=(16, 64, 256, 1024), floor_reps=1500,
                  mixing_ns=(8, 10, 12, 14), mixing_reps=50, deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3),
