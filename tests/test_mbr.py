@@ -423,3 +423,21 @@ def test_r1_grid_and_bayes_oracle():
         r1_configs((0.0,), (1.0,), (0.0,), priors=("x",))
     b = bayes_selection(world, d, ("chrf", "softf1"), 16, 4, 0, embedder_for(world))
     assert set(b) == {"chrf", "softf1"} and b["chrf"].shape == (4,)
+
+
+def test_planted_control_selects_with_its_own_references_on_both_splits():
+    """The planted configuration picks by fresh p* draws on dev and test alike (same strength), never by the
+    references that score it, so its test score is not in-sample."""
+    from icml26.mbr import PLANTED, bayes_selection
+
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=6, n_dev_sources=6, n_samples=5, n_oracle=4, tasks=("A",),
+             utilities=("chrf",))
+    st = run_study(p, show_progress=False)
+    pl = st.with_planted(8)
+    assert pl.configs[-1] == PLANTED and len(pl.configs) == len(st.configs) + 1
+    for split, stream in (("dev", 11), ("test", 12)):
+        d = st.splits[(0, "A", split)]
+        want = bayes_selection(st.worlds["A"], d, ("chrf",), 8, d.n_sources, 0, st.embedders["A"], stream=stream)["chrf"]
+        assert np.array_equal(pl.selections[(0, "A", split, "chrf")][-1], want)
+    d = st.splits[(0, "A", "test")]
+    assert np.isclose(pl.test[(0, "A", "chrf")][-1], d.O["chrf"][np.arange(d.n_sources), want].mean())
