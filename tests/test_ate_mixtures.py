@@ -523,3 +523,30 @@ def test_sampled_conditional_mean_matches_the_all_mode_prediction():
     pred = am.mode_prediction(model, (64,), 160, np.random.default_rng(0))["mean"][0]
     mean, se = am.sampled_conditional_mean(model, 64, 160, 20_000, np.random.default_rng(1))
     assert abs(mean - pred) < 4 * se and se < 0.01 * pred
+
+
+def test_continuous_time_evolution_matches_the_dense_matrix_exponential():
+    import scipy.linalg
+    model = am.CurieWeissMixture(5, 0.9, (0.5, -0.5))
+    P = am.glauber_matrix(model)
+    nu0 = am.empirical_starts(model, 8, 3, np.random.default_rng(0))
+    times = np.linspace(0, 30, 4)
+    got = am.evolve_continuous(P, nu0, times, model.mu, block=2)  # two blocks: the blocking must not change anything
+    G = (P.toarray() - np.eye(model.mu.size)).T
+    want = np.stack([am.tv(scipy.linalg.expm(t * G) @ nu0, model.mu) for t in times])
+    assert got.shape == (4, 3) and np.allclose(got, want, atol=1e-10)
+    with pytest.raises(ValueError, match="evenly spaced"):
+        am.evolve_continuous(P, nu0, [0, 1, 3], model.mu)
+
+
+def test_mlsi_form_of_tstar_bounds_the_continuous_chain_and_can_fail():
+    model = am.CurieWeissMixture(8, 0.9, (0.5, -0.5))
+    c_mlsi = am.functional_constant(model.components[0], "mlsi", np.random.default_rng(0), random_starts=0).value
+    times = np.linspace(0, 160, 17)
+    res = am.data_based_tv_continuous(model, (16, 256), 60, times, np.random.default_rng(1), c=c_mlsi)
+    assert (res["mean"] - res["bound"]).max() <= 0
+    # the check can fail: a sample term 100x too small (the bound for 100x the data) is below the measured floor
+    too_optimistic = am.tstar_bound(times, model.n, 100 * np.array([[16], [256]]), model.k, float(model.mu.min()), c_mlsi)
+    assert (res["mean"] - too_optimistic).max() > 0
+    with pytest.raises(ValueError, match="MLSI constant"):
+        am.data_based_tv_continuous(model, (16,), 4, times, np.random.default_rng(1), c=float("nan"))

@@ -33,11 +33,11 @@ from .constants import ConstantEstimate, functional_constant
 from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
 from .experiments import (FAMILIES, TVCurves, batches, budget_sweep, budget_vs_n, calls_sweep, cdf_mid, combined_z,
-                          component_tv, conditional_prediction, cw_constants, data_based_tv, empirical_starts,
+                          component_tv, conditional_prediction, cw_constants, data_based_tv, data_based_tv_continuous, empirical_starts,
                           fit_linear_vs_nlogn, floor_vs_k, floor_vs_m, identity_checks, loglog_slope, metastable_prediction,
                           mixing_time_vs_n, mode_prediction, power_curves, power_z, relaxation_vs_n, rival_slope,
                           sampled_conditional_mean, separated_limit, separated_limit_k, sidak_z, slope_edge)
-from .glauber import GlauberSampler, evolve, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
+from .glauber import GlauberSampler, evolve, evolve_continuous, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, ProductMixture, check_probabilities, check_weights,
                      states)
 from .presets import PRESETS
@@ -55,7 +55,7 @@ __all__ = [
     "local_budget", "local_query_moments", "lumped_chain", "metastable_prediction", "power_z", "rejections",
     "separated_limit_k", "weight_power_exact", "weight_power_ncx2", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
     "TVCurves", "TesterBudget", "ate_constant_lower_bound", "between_entropy", "calibrate", "check_probabilities",
-    "check_weights", "component_law", "data_based_tv", "density", "dirichlet_form", "empirical_starts", "entropy",
+    "check_weights", "component_law", "data_based_tv", "data_based_tv_continuous", "evolve_continuous", "density", "dirichlet_form", "empirical_starts", "entropy",
     "evolve", "floor_vs_m", "glauber_matrix", "identity_checks", "kl", "local_functional", "local_kl",
     "local_perturbation", "loglog_slope", "mixing_time_vs_n", "mixture_identities", "phi",
     "power_curves", "rejection_rates", "relaxation_time", "relaxation_vs_n", "separated_limit", "spectral_gap",
