@@ -302,3 +302,77 @@ def test_one_client_fedavg_is_local_training(base):
     assert any(not torch.equal(loc[k], init[k]) for k in init)          # training moved the adapters
     for k in init:
         assert torch.equal(fed.global_params[k], loc[k]), k
+
+
+# ---------------------------------------------------------------- decoding = the trained (teacher-forced) function
+def _trained_like(base, vcl, seed=0):
+    """An `Adapted` with non-zero LoRA B, VCL output projection and stage embeddings (as after training): at init
+    W^O = 0 makes the chain VCL ignore the prefix, which would hide a decoding that truncates it."""
+    m = Adapted(base, CFG, vcl, seed=seed)
+    g = torch.Generator().manual_seed(100 + seed)
+    m.set_params({k: v + (0.3 if ".vcl." in f".{k}" else 0.1) * torch.randn(v.shape, generator=g)
+                  for k, v in m.get_params().items()})
+    return m
+
+
+def _teacher_forced_ids(inputs, outs, n_steps):
+    """BOS z SEP y EOS EOS ...: exactly the ids greedy decoding ends with (done rows are fed EOS) after n_steps."""
+    rows = []
+    for z, y in zip(inputs, outs):
+        gen = [*y, D.EOS][:n_steps]
+        rows.append([D.BOS, *z, D.SEP, *gen, *[D.EOS] * (n_steps - len(gen))])
+    return torch.tensor(rows, dtype=torch.long)
+
+
+@pytest.mark.parametrize("vcl", ["strict_chain", "relaxed_chain", "affine", None])
+def test_greedy_step_logits_equal_teacher_forced_logits(base, vcl, monkeypatch):
+    """At every greedy step, the logits `decode` reads for expert k equal model(ids, k) (the forward that
+    `local_train` fits) at the same position of the final decoded sequence, to 1e-5, for every stage k."""
+    model = _trained_like(base, vcl)
+    # one input length, so decode runs one group and calls the head once per step
+    inputs = [tuple(int(v) for v in np.random.default_rng(i).integers(0, 10, 7)) for i in range(5)]
+    P = len(inputs[0]) + 2
+    if vcl in ("strict_chain", "relaxed_chain"):          # the check is sensitive: the chain VCL reads the prefix,
+        with torch.no_grad():                             # so the last hidden state alone gives other logits
+            h = model.hidden(_teacher_forced_ids(inputs, [()] * 5, 4))
+            last_only = model.head(h[:, -1:], torch.full((5,), 2))[:, -1]
+            assert (last_only - model.head(h, torch.full((5,), 2))[:, -1]).abs().max() > 1e-2
+    real_head = model.head
+    for k in range(D.N_STAGES):
+        seen = []                                         # one expert active: one head call per step
+        def spy(h, stage, seen=seen):
+            out = real_head(h, stage)
+            seen.append(out[:, -1].detach().clone())
+            return out
+        monkeypatch.setattr(model, "head", spy)
+        outs = fw.decode(model, inputs, fw.one_hot([k] * 5))
+        monkeypatch.setattr(model, "head", real_head)
+        n_steps = len(seen)
+        assert 1 <= n_steps <= D.MAX_OUT + 1
+        ids = _teacher_forced_ids(inputs, outs, n_steps)
+        with torch.no_grad():
+            tf = model(ids, torch.full((5,), k))
+        for t in range(n_steps):
+            torch.testing.assert_close(seen[t], tf[:, P - 1 + t], atol=1e-5, rtol=0,
+                                       msg=lambda m, t=t: f"vcl={vcl}, stage {k}, step {t}: {m}")
+
+
+@pytest.mark.parametrize("vcl", ["strict_chain", "relaxed_chain", "affine", None])
+def test_greedy_tokens_are_the_teacher_forced_argmax(base, vcl):
+    """Every token that greedy `decode` emits (oracle stage and top-2 fusion, several input lengths) is the argmax
+    of the teacher-forced next-token mixture sum_k g_k softmax(model(ids, k)) on the decoded sequence."""
+    model = _trained_like(base, vcl, seed=1)
+    rng = np.random.default_rng(7)
+    inputs = [tuple(int(v) for v in rng.integers(0, 10, int(L))) for L in rng.integers(D.MIN_LEN, D.MAX_LEN + 1, 24)]
+    oracle = fw.one_hot(rng.integers(0, D.N_STAGES, len(inputs)))
+    fused = fw.top_k_gates(rng.dirichlet(np.ones(D.N_STAGES), len(inputs)), 2)
+    for gates in (oracle, fused):
+        outs = fw.decode(model, inputs, gates)
+        for i, (z, y) in enumerate(zip(inputs, outs)):
+            ids = torch.tensor([[D.BOS, *z, D.SEP, *y, D.EOS][:len(z) + 2 + D.MAX_OUT + 1]])
+            with torch.no_grad():
+                mix = sum(float(gates[i, k]) * torch.softmax(model(ids, torch.tensor([k])), -1)
+                          for k in range(D.N_STAGES) if gates[i, k] > 0)
+            P = len(z) + 2
+            want = ids[0, P:].tolist()                     # y, then EOS (unless the output ran to the step limit)
+            assert mix[0, P - 1:P - 1 + len(want)].argmax(-1).tolist() == want, (vcl, i)

@@ -4,6 +4,13 @@ An *expert* is the adapted model read with one stage id (the VCL's e_s and mask)
 2.3 (a), our reading of "input-conditioned expert fusion"): at every decoding step the next-token distribution is
 sum_{k in Top-k(g(x))} g^_k(x) p(. | x, y_<t, stage = k), with the gates renormalised over the chosen experts.
 The LoRA trunk does not depend on the stage, so it runs once per step for all experts.
+
+p(. | x, y_<t, stage = k) is computed exactly as the teacher-forced forward of training computes it
+(`federated.local_train`: ``lm_loss(model.head(model.hidden(ids), stage), ...)``): the VCL (brief section 2.1) is
+applied to the final hidden states of the *whole* prefix ``BOS x SEP y_<t`` and the last position of its output is
+read (`next_token_logits`). The `ChainVCL` is a causal attention over the sequence, so feeding it the last hidden
+state alone would be a different function from the one trained; the sequences are at most 18 tokens, so the prefix
+is simply recomputed at every step (no cache).
 """
 from __future__ import annotations
 
@@ -29,11 +36,23 @@ def _strip(row: Sequence[int]) -> tuple[int, ...]:
     return tuple(out)
 
 
+def next_token_logits(model: Adapted, h: torch.Tensor, stage: torch.Tensor) -> torch.Tensor:
+    """Logits ``(batch, vocab)`` of the token after the prefix whose final hidden states are ``h`` (batch, T, d),
+    read as expert ``stage``: lm_head(VCL(h_{1..T}, stage))_T, the VCL run over the whole prefix. Equal to the
+    teacher-forced ``model(ids, stage)[:, T - 1]`` of any sequence that starts with this prefix (the trunk and the
+    VCL are causal)."""
+    return model.head(h, stage)[:, -1]
+
+
 @torch.no_grad()
 def decode(model: Adapted, inputs: Sequence[Sequence[int]], gates: np.ndarray, temperature: float = 0.0,
            top_p: float = 1.0, gen: torch.Generator | None = None) -> list[tuple[int, ...]]:
-    """Decode every input with the gate-weighted mixture of its experts (``gates``: (n, K), rows summing to 1).
-    ``temperature = 0``: greedy; otherwise sampling at that temperature with nucleus ``top_p``."""
+    """Decode every input with the gate-weighted mixture of its experts (``gates``: (n, K), rows summing to 1):
+    at step t the next token is drawn from sum_k g_k softmax(l_k / temperature), where l_k = `next_token_logits` of
+    expert k on the full prefix ``BOS x SEP y_<t`` (brief section 2.3 (a); the same function as the teacher-forced
+    forward that training fits). ``temperature = 0``: greedy (argmax of sum_k g_k softmax(l_k)); otherwise sampling at
+    that temperature with nucleus ``top_p``. Returns each output up to (not including) its first EOS, at most
+    MAX_OUT + 1 tokens."""
     gates = np.asarray(gates, dtype=np.float64)
     n = len(inputs)
     if gates.shape != (n, N_STAGES):
@@ -51,10 +70,10 @@ def decode(model: Adapted, inputs: Sequence[Sequence[int]], gates: np.ndarray, t
         active = [k for k in range(N_STAGES) if float(g[:, k].max()) > 0]
         done = torch.zeros(len(idx), dtype=torch.bool)
         for _ in range(MAX_OUT + 1):
-            h = model.hidden(ids)[:, -1:, :]
+            h = model.hidden(ids)                  # the whole prefix: the VCL attends over all of it
             probs = 0.0
             for k in active:
-                logits = model.head(h, torch.full((len(idx),), k))[:, -1]
+                logits = next_token_logits(model, h, torch.full((len(idx),), k))
                 if temperature > 0:
                     logits = logits / temperature
                 probs = probs + g[:, k:k + 1] * torch.softmax(logits, -1)
