@@ -240,10 +240,11 @@ def test_readout_training_learns_the_references():
     torch.manual_seed(0)
     model = ro.ConceptReadoutGenerator(32, 64, V)
     train_c = [ex.config_case(c) for c in cfgs]
-    losses = ro.train_readout(model, bank, (train_c, None), (tr_e, src), steps=60, batch=16, lr=3e-3, seed=0)
+    losses = ro.train_readout(model, bank, (train_c, None), (tr_e, src), steps=120, batch=16, lr=3e-3, seed=0)
     assert np.mean(losses[-5:]) < 0.8 * np.mean(losses[:5])
     acc = ro.head_accuracy(ro.predict_probs(model, bank, train_c[:200]), train_c[:200], V)
-    assert acc["referenced"] > 2 / V                  # well above chance after 60 steps
+    # chance is 1/(V+1); 60 steps reached only 0.30-0.33 over seeds 0-2 (at the bar), 120 reach 0.59-0.64
+    assert acc["referenced"] > 2 / V
 
 
 def test_pixel_decoder_shapes_and_training():
