@@ -542,11 +542,36 @@ def test_continuous_time_evolution_matches_the_dense_matrix_exponential():
 def test_mlsi_form_of_tstar_bounds_the_continuous_chain_and_can_fail():
     model = am.CurieWeissMixture(8, 0.9, (0.5, -0.5))
     c_mlsi = am.functional_constant(model.components[0], "mlsi", np.random.default_rng(0), random_starts=0).value
-    times = np.linspace(0, 160, 17)
+    times = np.linspace(0, 160, 81)
     res = am.data_based_tv_continuous(model, (16, 256), 60, times, np.random.default_rng(1), c=c_mlsi)
     assert (res["mean"] - res["bound"]).max() <= 0
-    # the check can fail: a sample term 100x too small (the bound for 100x the data) is below the measured floor
-    too_optimistic = am.tstar_bound(times, model.n, 100 * np.array([[16], [256]]), model.k, float(model.mu.min()), c_mlsi)
-    assert (res["mean"] - too_optimistic).max() > 0
+    # the check can fail through the constant: the data demand c_emp (am.empirical_constant), and the bound with a
+    # constant below it is crossed by the measured curve
+    mu_min = float(model.mu.min())
+    c_emp = max(am.empirical_constant(times, model.n, m, model.k, mu_min, res["mean"][j]) for j, m in enumerate(res["ms"]))
+    assert 0 < c_emp <= c_mlsi
+    c_kl = max(am.entropy_form_constant(times, model.n, m, model.k, res["kl"][j]) for j, m in enumerate(res["ms"]))
+    assert 0 < c_kl <= c_mlsi and res["kl"].shape == res["mean"].shape
+    too_fast = np.stack([am.tstar_bound(times, model.n, m, model.k, mu_min, 0.9 * c_emp) for m in res["ms"]])
+    assert (res["mean"] - too_fast).max() > 0
+    at_c_emp = np.stack([am.tstar_bound(times, model.n, m, model.k, mu_min, c_emp) for m in res["ms"]])
+    assert (res["mean"] - at_c_emp).max() <= 1e-12
     with pytest.raises(ValueError, match="MLSI constant"):
         am.data_based_tv_continuous(model, (16,), 4, times, np.random.default_rng(1), c=float("nan"))
+
+
+def test_empirical_constant_inverts_the_tstar_bound():
+    t = np.linspace(0, 300, 61)
+    for c in (0.3, 1.0, 4.0):  # a curve equal to T* with constant c demands exactly c
+        # rtol: near the floor 2 tv^2 - (k-1)/m cancels to rounding error
+        assert np.isclose(am.empirical_constant(t, 10, 64, 3, 1e-4, am.tstar_bound(t, 10, 64, 3, 1e-4, c)), c, rtol=1e-2)
+        kl = np.exp(-t / (c * 10)) * 2.0 + 2 / 64
+        assert np.isclose(am.entropy_form_constant(t, 10, 64, 3, kl), c, rtol=1e-2)
+    floor = am.tstar_bound(t, 10, 64, 3, 1e-4, 1.0)[-1] * 0.99
+    assert am.empirical_constant(t, 10, 64, 3, 1e-4, np.full_like(t, floor)) == 0.0  # at the floor: any c
+    stuck = np.full_like(t, 3.0)  # never decays, above sqrt(log(1/mu_min)/2): no finite c
+    assert am.empirical_constant(t, 10, 64, 3, 1e-4, stuck) == np.inf
+    with pytest.raises(ValueError, match="one length"):
+        am.empirical_constant(t, 10, 64, 3, 1e-4, t[:-1])
+    with pytest.raises(ValueError, match="finite"):
+        am.empirical_constant(t, 10, 64, 3, 1e-4, np.full_like(t, np.nan))

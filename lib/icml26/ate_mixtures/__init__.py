@@ -11,7 +11,7 @@ the paper's Theorem 4, not the paper's text.
   :func:`relaxation_time`, :func:`lumped_chain` (exact law of |x|, any n), :class:`GlauberSampler` (Monte Carlo, any n)
 * entropy functionals: :func:`entropy`, :func:`kl`, :func:`local_functional`, :func:`local_kl`,
   :func:`dirichlet_form`, :func:`component_law`, :func:`between_entropy`, :func:`mixture_identities`,
-  :func:`ate_constant_lower_bound`, :func:`tstar_bound`; :func:`functional_constant` (numerical ATE/MLSI constants)
+  :func:`ate_constant_lower_bound`, :func:`tstar_bound`, :func:`empirical_constant`, :func:`entropy_form_constant` (the c the data demand); :func:`functional_constant` (numerical ATE/MLSI constants)
 * identity testing: :class:`TesterBudget`, :func:`calibrate`, :func:`rejections`, :func:`rejection_rates`,
   :func:`local_statistic`, :func:`weight_statistic`, :func:`weight_shift`, :func:`local_perturbation`,
   :func:`weight_power_exact`, :func:`weight_power_ncx2`, :func:`local_query_moments`, :func:`local_budget`,
@@ -30,7 +30,7 @@ the paper's Theorem 4, not the paper's text.
 from __future__ import annotations
 
 from .constants import ConstantEstimate, functional_constant
-from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, entropy,
+from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, between_entropy, component_law, density, dirichlet_form, empirical_constant, entropy, entropy_form_constant,
                       kl, local_functional, local_kl, mixture_identities, phi, tstar_bound)
 from .experiments import (FAMILIES, TVCurves, batches, budget_sweep, budget_vs_n, calls_sweep, cdf_mid, combined_z,
                           component_tv, conditional_prediction, cw_constants, data_based_tv, data_based_tv_continuous, empirical_starts,
@@ -51,7 +51,7 @@ __all__ = [
     "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope", "budget_sweep", "combined_z", "sidak_z", "sampled_conditional_mean",
     "rival_slope", "slope_edge", "level_start", "null_pvalue", "fisher_statistic",
     "IDENTITY_KEYS", "MAX_EXACT_N", "PRESETS", "TESTERS", "T_W_CHI2", "ConstantEstimate", "budget_vs_n",
-    "component_tv", "cw_constants", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",
+    "component_tv", "cw_constants", "empirical_constant", "entropy_form_constant", "fit_linear_vs_nlogn", "floor_vs_k", "functional_constant", "label_law",
     "local_budget", "local_query_moments", "lumped_chain", "metastable_prediction", "power_z", "rejections",
     "separated_limit_k", "weight_power_exact", "weight_power_ncx2", "CurieWeissMixture", "GlauberSampler", "Mixture", "ProductMixture",
     "TVCurves", "TesterBudget", "ate_constant_lower_bound", "between_entropy", "calibrate", "check_probabilities",

@@ -10,6 +10,8 @@ our re-derivation (labelled [R] in the brief), not statements copied from the pa
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
@@ -165,6 +167,45 @@ def tstar_bound(t, n: int, m, k: int, mu_min: float, c: float = 1.0):
     if np.any(m < 1):
         raise ValueError("m must be >= 1")
     return np.sqrt((np.exp(-t / (c * n)) * np.log(1.0 / mu_min) + (k - 1) / m) / 2)
+
+
+def empirical_constant(t, n: int, m: int, k: int, mu_min: float, tv) -> float:
+    """The smallest constant ``c`` for which T*'s right-hand side (:func:`tstar_bound`) stays at or above the
+    measured ``E TV`` curve ``tv`` at every time ``t``: what the data demand of ``c``, to set beside the proven constant.
+
+    At each ``t > 0`` the bound holds iff ``exp(-t/(c n)) >= R(t) = (2 tv^2 - (k-1)/m) / log(1/mu_min)``: any ``c``
+    where ``R <= 0`` (the curve is at its floor), ``c >= t / (n log(1/R))`` where ``0 < R < 1``, and no finite ``c``
+    where ``R >= 1``. Returns the largest of these lower limits (``0.0`` when the curve is at or below its floor
+    throughout, ``inf`` when no ``c`` works). A proven ``c`` far above this value means the bound is loose and
+    its check cannot tell that constant from a smaller one.
+    """
+    t, tv = np.asarray(t, dtype=float), np.asarray(tv, dtype=float)
+    if t.shape != tv.shape or t.ndim != 1:
+        raise ValueError(f"t and tv must be 1-d arrays of one length, got shapes {t.shape} and {tv.shape}")
+    if not np.all(np.isfinite(tv)) or np.any(tv < 0):
+        raise ValueError("tv must be finite and non-negative")
+    tstar_bound(t, n, m, k, mu_min)  # validates n, m, k, mu_min, t
+    R = (2 * tv ** 2 - (k - 1) / m) / np.log(1.0 / mu_min)
+    if np.any(R[t == 0] > 1):
+        return math.inf
+    live = (t > 0) & (R > 0)
+    if np.any(R[live] >= 1):
+        return math.inf
+    return float(np.max(t[live] / (n * -np.log(R[live])), initial=0.0))
+
+
+def entropy_form_constant(times, n: int, m: int, k: int, kl) -> float:
+    """The smallest ``c`` with ``kl(t) <= exp(-t/(c n)) kl(0) + (k-1)/m`` at every time: what a measured
+    ``E KL(pi H_t || mu)`` curve demands of the constant in the entropy form of T* (before Pinsker).
+    ``0.0`` when the curve is under ``(k-1)/m`` at every ``t > 0``."""
+    times, kl = np.asarray(times, dtype=float), np.asarray(kl, dtype=float)
+    if times.shape != kl.shape or times.ndim != 1 or times[0] != 0:
+        raise ValueError("times (starting at 0) and kl must be 1-d arrays of one length")
+    excess = kl - (k - 1) / m
+    live = (times > 0) & (excess > 0)
+    if np.any(excess[live] >= kl[0]):
+        return math.inf
+    return float(np.max(times[live] / (n * np.log(kl[0] / excess[live])), initial=0.0))
 
 
 IDENTITY_KEYS = frozenset({"I1 chain rule (error)", "I2 between term = KL(rho_nu||rho) (error)",

@@ -87,9 +87,11 @@ def evolve(P: sp.spmatrix, nu0: np.ndarray, steps: int, record=None, target: np.
     return times, np.asarray(out)
 
 
-def evolve_continuous(P: sp.spmatrix, nu0: np.ndarray, times, target: np.ndarray, block: int = 64) -> np.ndarray:
+def evolve_continuous(P: sp.spmatrix, nu0: np.ndarray, times, target: np.ndarray, block: int = 64,
+                      distance=None) -> np.ndarray:
     """``TV(nu_0 H_t, target)`` of the continuous-time chain ``H_t = exp(t (P - I))`` (a rate-1 Poisson clock
     of Glauber steps: ``t`` counts expected steps, as in the discrete ``P^t``), at evenly spaced ``times``.
+    ``distance(nu, target)`` (columnwise, default :func:`tv`) replaces TV, e.g. by KL.
 
     This is the semigroup an MLSI governs: ``d/dt Ent(f_t) = -E(f_t, log f_t)`` for the Dirichlet form of ``P``.
     ``nu0`` is ``(N,)`` or ``(N, R)``; columns go through :func:`scipy.sparse.linalg.expm_multiply` in blocks of
@@ -107,7 +109,7 @@ def evolve_continuous(P: sp.spmatrix, nu0: np.ndarray, times, target: np.ndarray
     out = []
     for j in range(0, V0.shape[1], block):
         V = spla.expm_multiply(A, V0[:, j:j + block], start=times[0], stop=times[-1], num=times.size, endpoint=True)
-        out.append(np.stack([tv(v, target) for v in V]))
+        out.append(np.stack([(tv if distance is None else distance)(v, target) for v in V]))
     res = np.concatenate(out, axis=-1)
     return res[:, 0] if single else res
 

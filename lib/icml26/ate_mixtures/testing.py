@@ -9,7 +9,8 @@ component labels of samples, I2). Hence our testers:
 
 * ``T_loc`` (our chi-square stand-in for an oracle tester): ``x ~ pi``, ``i ~ Unif[n]``, ``r`` oracle draws;
   statistic = mean over queries of the unbiased estimate of ``chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))``. It is
-  *not* BCSV23's tester: BCSV23's bound is ``O~(n/eps)`` queries, while this one costs ``n^{3/2}/eps^2``
+  *not* BCSV23's tester: BCSV23's bound, as the research brief recalls it (unverified here), is ``O~(n/eps)``
+  queries, while this one costs ``n^{3/2}/eps^2``
   oracle calls on a local discrepancy (the chapter's F5b derivation);
 * ``T_w``: ``x ~ pi``, ``a ~ p_mu(.|x)`` (posterior under the *visible* mixture), Pearson chi-square
   of the label counts against ``rho`` (assumes computable posteriors, true for exact enumeration);
