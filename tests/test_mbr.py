@@ -408,7 +408,7 @@ def test_softf1_is_order_aware_symmetric_and_bounded():
 def test_r1_grid_and_bayes_oracle():
     """R1's grid contains MBR first and selects as r1_scores does (both priors); the Bayes oracle returns
     one candidate per source and utility."""
-    from icml26.mbr import PLANTED, R1_MBR_CONFIG, bayes_selection, r1_configs, r1_grid_selections, r1_scores
+    from icml26.mbr import R1_MBR_CONFIG, bayes_selection, r1_configs, r1_grid_selections, r1_scores
 
     world = SynTrans.make("A", seed=0)
     d = build_split(world, "test", 6, 5, 4, 0, NoiseModel(), ("chrf", "softf1"), embedder_for(world))
@@ -441,3 +441,42 @@ def test_planted_control_selects_with_its_own_references_on_both_splits():
         assert np.array_equal(pl.selections[(0, "A", split, "chrf")][-1], want)
     d = st.splits[(0, "A", "test")]
     assert np.isclose(pl.test[(0, "A", "chrf")][-1], d.O["chrf"][np.arange(d.n_sources), want].mean())
+
+
+def test_channel_subsets_of_a_planted_grid_and_of_r1():
+    """The one-channel sub-grids of a grid with the planted configuration (the positive control's study):
+    the planted configuration belongs to no channel's sub-grid (it used to crash the lambda/delta/beta
+    sub-grids, which unpacked it as (lambda, delta, b)); the full grid keeps it; an R1 grid has no
+    one-channel sub-grids and says so."""
+    from icml26.mbr import PLANTED, R1_MBR_CONFIG
+
+    cfgs = grid_configs((0, 1), (0, 1), (0, 2)) + [PLANTED]
+    for channel in ("lambda", "delta", "beta"):
+        sub = channel_subset(cfgs, channel)
+        assert sub == channel_subset(cfgs[:-1], channel) and len(cfgs) - 1 not in sub
+    assert channel_subset(cfgs, "all")[-1] == len(cfgs) - 1
+    with pytest.raises(ValueError, match="R2's"):
+        channel_subset(r1_configs((0.0, 1.0), (1.0,), (0.0,)), "lambda", R1_MBR_CONFIG)
+    # through the Study, as the notebook would call it: every channel tunes and gains on the planted study
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=6, n_dev_sources=6, n_samples=5, n_oracle=4, tasks=("A",),
+             utilities=("chrf",))
+    pl = run_study(p, show_progress=False).with_planted(4)
+    for channel in ("lambda", "delta", "beta", "all"):
+        tuned, base = pl.gain("A", "chrf", channel)
+        assert len(tuned) == len(base) == 1 and np.isfinite(tuned[0])
+        if channel != "all":
+            assert pl.configs[pl.tuned(0, "A", "chrf", channel)] != PLANTED
+
+
+def test_zscores_equal_scipy_population_zscore():
+    """zscores is scipy.stats.zscore with ddof = 0 (the population spread over configurations), and
+    zeros, not NaN, on a grid whose configurations all score the same."""
+    from scipy.stats import zscore
+    from icml26.mbr import zscores
+
+    x = np.random.default_rng(0).normal(3.0, 2.0, 106)
+    assert np.allclose(zscores(x), zscore(x, ddof=0), atol=1e-12)
+    assert not np.allclose(zscores(x), zscore(x, ddof=1))   # the ddof matters: the check can fail
+    assert np.array_equal(zscores(np.full(5, 7.0)), np.zeros(5))
+    with pytest.raises(ValueError, match="1-d"):
+        zscores(np.ones((2, 3)))

@@ -16,15 +16,24 @@ pitfall 8) and draw from the true distribution p*:
   corpora with a standard error (the WMT-style number, brief §5.3 (a)).
 
 **Calibration of the model score.** The ``oracle-noise`` sampler's trace log-probability detects its own
-injected errors (within-source Spearman with the oracle chrF of about 0.7), which makes the hypothesis
-prior an oracle. The model score the decoders see is therefore ``calibrated_lbar``: per source,
+injected errors (within-source Spearman with the oracle chrF of 0.66 on book-sized test splits, 0.69 on task A
+and 0.64 on B; measured with :func:`rowwise_spearman`), which makes the hypothesis prior an oracle. The model
+score the decoders see is therefore ``calibrated_lbar``: per source,
 ``lbar_c = mu + sd * (c * z + sqrt(1 - c^2) * eps)`` with ``z`` the standardised trace score and ``eps`` a
-quality-independent score per distinct string. ``eps`` is *structured* (:func:`string_noise`): a share of
-it is a preference for short outputs, the length bias of real NMT scores (the beam-search curse, Stahlberg
-and Byrne 2019), the rest white noise; within a source it has mean 0 and variance 1. ``c`` (the calibration, in [0, 1])
-is the correlation of the model score with the trace score: c = 1 is the self-aware sampler, c = 0 a
-score that knows nothing. The candidates, references and utilities do not depend on c, so a sweep
-over c changes only what beta and delta can see. A trained model (``seq2seq``) is used as it is (c = 1).
+score per distinct string that is built without the trace score or any reference. ``eps`` is *structured*
+(:func:`string_noise`): a share of it is a preference for short outputs, the length bias of real NMT scores
+(the beam-search curse, Stahlberg and Byrne 2019), the rest white noise; within a source it has mean 0 and
+variance 1. It is *not* independent of quality: shorter SynTrans candidates have a lower oracle chrF
+(within-source Spearman of shortness with it -0.29 on task A, -0.39 on B at book sizes), so ``eps`` alone
+(c = 0) is anti-correlated with quality (Spearman -0.20 on A, -0.27 on B). ``c`` (the calibration, in
+[0, 1]) is the weight of the trace score in the model score (its correlation with the trace score would be
+c if ``eps`` were uncorrelated with ``z``; measured, their within-source correlation is -0.11 on A and -0.16
+on B): c = 1 is the self-aware sampler, c = 0 a score that knows only the length preference. Measured at book sizes (mean
+of tasks A and B), the within-source Spearman of ``lbar_c`` with the oracle chrF is -0.24 at c = 0, -0.08
+at 0.25, 0.11 at 0.5 (the chapter's c), 0.33 at 0.75, 0.48 at 0.9 and 0.66 at 1; the notebook measures
+and glues these per run. The candidates, references and utilities do not depend on c, so a sweep over c
+changes only what beta and delta can see (and R1-m's prior). A trained model (``seq2seq``) is used as it
+is (c = 1).
 
 The channel-weight grid is (lambda, delta, b) with the hypothesis-prior weight ``beta = b * beta_unit``:
 ``beta_unit = sd_u / sd_lbar``, the mean within-source spread of the MBR expected utility over that of
@@ -42,7 +51,7 @@ from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
-from scipy.stats import rankdata, spearmanr
+from scipy.stats import rankdata, spearmanr, zscore
 
 from ..progress import progress
 from .decode import METHODS, channel_scores, from_mix, multiplicities, r1_terms, reference_weights
@@ -68,11 +77,12 @@ class TaskData:
     trees: list[dict]
     samples: list[list[str]]            # (S, N) candidates = pseudo-references
     lbar_trace: np.ndarray              # (S, N) length-normalised log p_theta of the generation trace
-    eps: np.ndarray                     # (S, N) quality-independent standard normal score noise (per string)
+    eps: np.ndarray                     # (S, N) the score's part built without the trace (string_noise): length
+                                        # preference + white noise; anti-correlated with quality through length
     counts: np.ndarray                  # (S, N) multiplicity at first occurrence, 0 at repeats
     oracle_refs: list[list[str]]        # (S, K) draws of p*
     heldout: list[str]                  # (S,) one more draw of p*: the dev tuning reference
-    calibration: float = 1.0            # c: correlation of the model score with the trace score
+    calibration: float = 1.0            # c: the trace score's weight in the model score (calibrated_lbar)
     U: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # u -> (fwd, rev), (S, N, N)
     O: dict[str, np.ndarray] = field(default_factory=dict)                     # u -> (S, N) oracle E[u]
     dev: dict[str, np.ndarray] = field(default_factory=dict)                   # u -> (S, N) u(h, r_heldout)
@@ -110,7 +120,8 @@ class TaskData:
 
 def calibrated_lbar(lbar_trace: np.ndarray, eps: np.ndarray, calibration: float) -> np.ndarray:
     """``mu + sd * (c * z + sqrt(1 - c^2) * eps)`` per source (module docstring): the trace score with its
-    within-source mean and spread, a fraction ``c`` of its information about quality kept."""
+    within-source mean and spread, standardised and mixed with the non-trace score ``eps``
+    (:func:`string_noise`) at weights ``c`` and ``sqrt(1 - c^2)``."""
     lbar_trace = np.asarray(lbar_trace, float); eps = np.asarray(eps, float)
     if lbar_trace.shape != eps.shape or lbar_trace.ndim != 2:
         raise ValueError(f"lbar_trace and eps must both be (S, N), got {lbar_trace.shape} and {eps.shape}")
@@ -124,10 +135,12 @@ def calibrated_lbar(lbar_trace: np.ndarray, eps: np.ndarray, calibration: float)
 
 
 def string_noise(samples: Sequence[Sequence[str]], rng: np.random.Generator, length_bias: float = 0.0) -> np.ndarray:
-    """The quality-independent part of the calibrated model score, one value per candidate, shared by
-    repeats of the same string within a source: ``length_bias * z_short + sqrt(1 - length_bias^2) * w``,
-    with ``z_short`` the within-source standardised negative token length (a systematic preference for
-    short outputs) and ``w`` a standard normal draw. ``length_bias = 0`` is white noise."""
+    """The part of the calibrated model score built without the trace score or any reference, one value per
+    candidate, shared by repeats of the same string within a source:
+    ``length_bias * z_short + sqrt(1 - length_bias^2) * w``, with ``z_short`` the within-source standardised
+    negative token length (a systematic preference for short outputs) and ``w`` a standard normal draw.
+    ``length_bias = 0`` is white noise, independent of quality. With ``length_bias > 0`` it is not: where
+    shorter candidates are worse, as on SynTrans, it is anti-correlated with quality (module docstring)."""
     if not 0.0 <= length_bias <= 1.0:
         raise ValueError(f"length_bias must lie in [0, 1], got {length_bias}")
     out = rng.standard_normal((len(samples), len(samples[0])))
@@ -172,7 +185,8 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
                 exact_logp: bool = False, calibration: float = 1.0, length_bias: float = 0.0) -> TaskData:
     """Draw sources, N candidates from p_theta (``oracle-noise``, or ``sampler(trees, n, rng)`` for the
     seq2seq model, always at calibration 1), K oracle references and one held-out reference; compute all
-    utility tensors. ``length_bias``: the structure of the score's quality-independent part (:func:`string_noise`)."""
+    utility tensors. ``length_bias``: the share of the score's non-trace part that prefers short outputs
+    (:func:`string_noise`)."""
     if split not in ("dev", "test"):
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
     if n_sources < 1 or n_samples < 2 or n_oracle < 2:
@@ -300,17 +314,31 @@ def config_index(configs: Sequence[tuple[float, float, float]], config: tuple[fl
         raise ValueError(f"configuration {config} is not in the grid") from None
 
 
+def _is_r2_config(cfg) -> bool:
+    """Whether ``cfg`` is one of R2's ``(lambda, delta, b)`` configurations (not :data:`PLANTED`, not R1's)."""
+    return (isinstance(cfg, tuple) and len(cfg) == 3
+            and all(isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool) for x in cfg))
+
+
 def channel_subset(configs: Sequence[tuple], channel: str, mbr_config: tuple = MBR_CONFIG) -> list[int]:
     """Indices of the sub-grid where only ``channel`` is free (``"all"``: every configuration, of any
-    grid, e.g. R1's); MBR (``mbr_config``) first."""
+    grid, e.g. R1's or one with :data:`PLANTED`); MBR (``mbr_config``) first.
+
+    The one-channel sub-grids are defined on R2's ``(lambda, delta, b)`` grid: a configuration that is not
+    such a triple (the planted oracle) belongs to no channel's sub-grid and is left out of it; an R1 grid
+    has no such sub-grids (a clear error)."""
     if channel not in CHANNEL_SUBSETS:
         raise ValueError(f"unknown channel {channel!r}; valid: {CHANNEL_SUBSETS}")
-    m = list(configs).index(mbr_config) if channel == "all" else config_index(configs, mbr_config)
     if channel == "all":
+        m = list(configs).index(mbr_config)
         return [m] + [c for c in range(len(configs)) if c != m]
+    if not _is_r2_config(mbr_config):
+        raise ValueError(f"the {channel!r}-only sub-grid is defined on R2's (lambda, delta, b) grid; got MBR "
+                         f"configuration {mbr_config!r} (R1's grid has only channel='all')")
+    m = config_index(configs, mbr_config)
     keep = {"lambda": lambda l, d, b: d == 0 and b == 0, "delta": lambda l, d, b: l == 0 and b == 0,
             "beta": lambda l, d, b: l == 0 and d == 0}[channel]
-    return [m] + [c for c, cfg in enumerate(configs) if keep(*cfg) and c != m]
+    return [m] + [c for c, cfg in enumerate(configs) if c != m and _is_r2_config(cfg) and keep(*cfg)]
 
 
 def grid_selections(data: TaskData, utility: str, configs: Sequence[tuple[float, float, float]]) -> np.ndarray:
@@ -325,9 +353,13 @@ def grid_scores(values: np.ndarray, selections: np.ndarray) -> np.ndarray:
 
 
 def zscores(scores: np.ndarray) -> np.ndarray:
-    """z = (score - mean over configs) / std over configs (our reading of the paper's z-scores)."""
-    sd = scores.std()
-    return (scores - scores.mean()) / sd if sd > 0 else np.zeros_like(scores)
+    """z = (score - mean over configs) / std over configs (population std, ddof = 0: ``scipy.stats.zscore``'s
+    default), our reading of the paper's z-scores. A grid whose configurations all score the same gives
+    zeros (no configuration differs from MBR) where scipy would give NaN."""
+    scores = np.asarray(scores, float)
+    if scores.ndim != 1 or scores.size == 0:
+        raise ValueError(f"scores: one non-empty 1-d vector of configuration scores, got shape {scores.shape}")
+    return zscore(scores, ddof=0) if scores.std() > 0 else np.zeros_like(scores)
 
 
 def score_correlation(data: TaskData, utility: str, weights) -> float:
