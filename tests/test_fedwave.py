@@ -376,3 +376,65 @@ def test_greedy_tokens_are_the_teacher_forced_argmax(base, vcl):
             P = len(z) + 2
             want = ids[0, P:].tolist()                     # y, then EOS (unless the output ran to the step limit)
             assert mix[0, P - 1:P - 1 + len(want)].argmax(-1).tolist() == want, (vcl, i)
+
+
+# ---------------------------------------------------------------- released-code fidelity and audits
+def test_vcl_masks_heads_before_mixing():
+    """As the released layer (value_chain_model.py:143-149): inactive heads are zeroed, then mixed; stage 0 (strict:
+    head 0 only) does not read head 2's parameters even with cross-head mixing (mix-then-mask read every head)."""
+    torch.manual_seed(0)
+    v = fw.ChainVCL(16, 4, mode="strict_chain", cross_head=True)
+    with torch.no_grad():
+        v.W_O.weight.normal_()
+        v.C.normal_()
+    h = torch.randn(2, 5, 16)
+    before = [v(h, torch.full((2,), s)).detach() for s in (0, 3)]
+    with torch.no_grad():
+        v.W_Q[2].add_(torch.randn_like(v.W_Q[2]))
+    after = [v(h, torch.full((2,), s)).detach() for s in (0, 3)]
+    assert torch.equal(before[0], after[0])                # stage 0: heads {0}
+    assert (before[1] - after[1]).abs().max() > 1e-4       # stage 3: heads {2, 3}
+
+
+def test_audit_router_and_preference_bypass(base):
+    from icml26.fedwave import audit
+
+    model = Adapted(base, CFG, "strict_chain")
+    with torch.no_grad():
+        model.vcl.W_O.weight.normal_()
+        model.vcl.stage_emb.normal_()
+    t = D.stage_pairs(0, 40, np.random.default_rng(0))
+    r = audit.router_logit_effect(model, t.inputs)
+    assert r["released"] == 0.0 and r["fusion_control"] > 1e-3
+    gates = fw.top_k_gates(np.random.default_rng(1).dirichlet(np.ones(4), len(t)), 2)
+    p = audit.preference_bypass(model, t.inputs, t.outputs, gates)
+    assert p["released_tv"] == 0.0 and p["chapter_tv"] > 1e-3
+
+
+def test_default_run_audit_trains_no_layer():
+    pytest.importorskip("peft")
+    pytest.importorskip("transformers")
+    from icml26.fedwave import audit
+
+    a = audit.default_run_audit(seed=0)
+    assert a["vcl_in_optimizer"] == 0 and a["router_in_optimizer"] == 0 and a["lora_in_optimizer"] > 0
+    assert a["vcl_in_optimizer_control"] == a["vcl_params"] > 0
+    assert a["owner"] == "LlamaModel" and a["owner_has_lm_head"] == 0.0
+    assert a["vcl_logit_effect"] == 0.0 and a["vcl_logit_effect_control"] > 1e-3 and a["vcl_grad"] == 0.0
+
+
+def test_pair_margin_and_split(base):
+    model = Adapted(base, CFG, "strict_chain")
+    xs = D.stage_pairs(0, 16, np.random.default_rng(0)).inputs
+    gates = fw.top_k_gates(np.random.default_rng(1).dirichlet(np.ones(4), len(xs)), 2)
+    pairs = fw.make_pairs(model, xs, gates, seed=0)
+    if len(pairs) < 2:
+        pytest.skip("too few distinct pairs at this size")
+    tr, ho = fw.split_pairs(pairs, 0.5, seed=0)
+    assert len(tr) + len(ho) == len(pairs) and set(tr.inputs).isdisjoint(set(ho.inputs)) or len(set(pairs.inputs)) < len(pairs)
+    assert fw.pair_margin(model, model, ho) == 0.0
+    seen = []
+    fw.train_dpo(model, tr, CFG, 0, steps=2, on_step=lambda pol: seen.append(fw.pair_margin(pol, model, ho)))
+    assert len(seen) == 2 and all(math.isfinite(m) for m in seen)
+    with pytest.raises(ValueError, match="held-out"):
+        fw.split_pairs(pairs, 1.0)

@@ -2,8 +2,9 @@
 and a synthetic 4-stage value chain, with SmolLM2-135M features for the router (see the chapter)."""
 from __future__ import annotations
 
+from . import audit
 from .data import N_STAGES, STAGE_NAMES, PairSet, chain, client_datasets, router_ceiling, stage_map
-from .dpo import dpo_loss, flip_labels, make_pairs, train_dpo
+from .dpo import dpo_loss, flip_labels, make_pairs, pair_margin, split_pairs, train_dpo
 from .evaluate import chain_em, decode, exact_match, one_hot, stage_em
 from .federated import (METHODS, Adapted, FedAvg, FedAvgEMA, FedProx, PositionWeighted, Strategy,
                         lora_product_mismatch, position_weights, run_method, weighted_mean)
@@ -13,10 +14,10 @@ from .router import Router, code_router_loss, double_softmax_entropy, top_k_gate
 from .vcl import AffineVCL, ChainVCL, make_vcl, stage_logit_shift
 
 __all__ = [
-    "AffineVCL", "Adapted", "ChainVCL", "FedAvg", "FedAvgEMA", "FedProx", "LoRALinear", "METHODS", "N_STAGES",
+    "AffineVCL", "Adapted", "audit", "ChainVCL", "FedAvg", "FedAvgEMA", "FedProx", "LoRALinear", "METHODS", "N_STAGES",
     "PRESETS", "PairSet", "PositionWeighted", "Router", "STAGE_NAMES", "Strategy", "TinyDecoder", "add_lora", "chain",
     "chain_em", "client_datasets", "code_router_loss", "decode", "double_softmax_entropy", "dpo_loss", "exact_match",
-    "flip_labels", "lora_product_mismatch", "lora_state", "make_pairs", "make_vcl", "one_hot", "position_weights",
+    "flip_labels", "lora_product_mismatch", "pair_margin", "split_pairs", "lora_state", "make_pairs", "make_vcl", "one_hot", "position_weights",
     "pretrain_base", "router_ceiling", "run_method", "stage_em", "stage_logit_shift", "stage_map", "to_peft_state_dict",
     "top_k_gates", "train_dpo", "train_router", "uniform_gates", "weighted_mean",
 ]

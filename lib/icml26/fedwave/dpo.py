@@ -99,10 +99,39 @@ def fused_logprob(model: Adapted, ids: torch.Tensor, mask: torch.Tensor, gates: 
     return (torch.log(mix.clamp_min(1e-30)) * mask).sum(1)
 
 
+@torch.no_grad()
+def pair_margin(policy: Adapted, reference: Adapted, pairs: Pairs) -> float:
+    """Mean DPO margin D = (log pi/ref)(chosen) - (log pi/ref)(rejected) of ``policy`` against ``reference`` on
+    ``pairs``, in the pairs' order (pass unflipped pairs to read it in the router's order)."""
+    if len(pairs) == 0:
+        raise ValueError("no pairs to measure a margin on")
+    ids_w, m_w = _encode(pairs.inputs, pairs.chosen)
+    ids_l, m_l = _encode(pairs.inputs, pairs.rejected)
+    g = torch.tensor(pairs.gates, dtype=torch.float32)
+    lw = fused_logprob(policy, ids_w, m_w, g) - fused_logprob(reference, ids_w, m_w, g)
+    ll = fused_logprob(policy, ids_l, m_l, g) - fused_logprob(reference, ids_l, m_l, g)
+    return float((lw - ll).mean())
+
+
+def split_pairs(pairs: Pairs, held_out: float = 0.5, seed: int = 0) -> tuple[Pairs, Pairs]:
+    """A seeded split of the pairs into (train, held-out), by input."""
+    if not 0.0 < held_out < 1.0:
+        raise ValueError(f"held-out share must be in (0, 1), got {held_out}")
+    if len(pairs) < 2:
+        raise ValueError(f"need at least 2 pairs to hold some out, got {len(pairs)}")
+    perm = np.random.default_rng(seed).permutation(len(pairs))
+    cut = min(max(int(round(len(pairs) * (1 - held_out))), 1), len(pairs) - 1)     # both parts non-empty
+    def take(idx):
+        return Pairs([pairs.inputs[i] for i in idx], [pairs.chosen[i] for i in idx], [pairs.rejected[i] for i in idx],
+                     pairs.gates[np.asarray(idx, dtype=int)])
+    return take(perm[:cut]), take(perm[cut:])
+
+
 def train_dpo(model: Adapted, pairs: Pairs, cfg: dict, seed: int, beta: float | None = None,
-              steps: int | None = None) -> tuple[Adapted, list[float]]:
+              steps: int | None = None, on_step=None) -> tuple[Adapted, list[float]]:
     """DPO on a copy of the model's trainable state (the reference is the frozen pre-DPO model). Returns the trained
-    copy and the mean margin D = (log pi/ref)(y_w) - (log pi/ref)(y_l) after each step."""
+    copy and the mean margin D = (log pi/ref)(y_w) - (log pi/ref)(y_l) after each step, on the batch (the training
+    labels). ``on_step(policy)``, if given, is called after every step (to read held-out margins)."""
     beta = cfg["dpo_beta"] if beta is None else beta
     steps = cfg["dpo_steps"] if steps is None else steps
     if not beta > 0:
@@ -130,4 +159,6 @@ def train_dpo(model: Adapted, pairs: Pairs, cfg: dict, seed: int, beta: float | 
         torch.nn.utils.clip_grad_norm_(list(pol.trainable().values()), 1.0)
         opt.step()
         margins.append(float(((pw - ref_w[idx]) - (pl - ref_l[idx])).mean().detach()))
+        if on_step is not None:
+            on_step(pol)
     return pol, margins

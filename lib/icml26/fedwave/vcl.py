@@ -5,9 +5,12 @@
   logits only as the position-independent bias lm_head(W^O e_s) - lm_head(W^O e_s'): `stage_logit_shift` makes
   that measurable (the chapter's Theory section asserts it).
 * `ChainVCL`, the commented-out layer: K heads of width d/K on h~ = h + e_s, head j masked in or out by the stage
-  (``strict_chain``: heads {s-1, s}; ``relaxed_chain``: heads {0..s}), optional cross-head mixing o_j <- sum_i C_ji o_i
-  with C = 1/K at init, and h' = h~ + W^O [m_s(0) o_0 || ... || m_s(K-1) o_{K-1}]. The residual h~ + (and W^O = 0 at
-  init) is ours: it keeps the frozen readout intact at initialisation, the reconstruction has none.
+  (``strict_chain``: heads {s-1, s}; ``relaxed_chain``: heads {0..s}), then optional cross-head mixing
+  o_j <- sum_i C_ji m_s(i) o_i with C = 1/K at init, and h' = h~ + W^O [o_0 || ... || o_{K-1}]. As in the released
+  (commented-out) layer the heads are masked *before* mixing (value_chain_model.py:143-149), so stage s reads only
+  its active heads' parameters and every slot carries their mix. Ours, not the release's: the residual h~ + (and
+  W^O = 0 at init), which keeps the frozen readout intact at initialisation; causal attention (the release's is
+  not causal, which an autoregressive decoder cannot use at generation); one head per stage, not four.
   Regularisers (`ChainVCL.regularisers`): position sum_i (cos(e_i, e_{i+1}) - (1 - (i+1)/K))^2 (targets 0.75, 0.5,
   0.25 for K = 4), continuity sum_{i<j} (cos(vec W^Q_i, vec W^Q_j) - tau_ij)^2 (tau 0.5 for neighbours, else 0.2),
   consistency (cos(mean VCL(h, s), mean VCL(h, s-1)) - 0.6)^2; weights 0.1 / 0.1 / 0.2 (the run script's).
@@ -100,16 +103,17 @@ class ChainVCL(nn.Module):
         return m
 
     def heads(self, h: torch.Tensor, stage: torch.Tensor) -> torch.Tensor:
-        """o: (batch, K, T, d/K), masked by stage."""
+        """o: (batch, K, T, d/K): the stage's active heads (the rest zero), then mixed across heads by C."""
         ht = h + self.stage_emb[stage][:, None, :]
         b, t, d = ht.shape
         K, e = self.n_stages, self.dh
         w = torch.cat([self.W_Q, self.W_K, self.W_V], 0).permute(1, 0, 2).reshape(d, 3 * K * e)
         qkv = (ht @ w).view(b, t, 3, K, e).permute(2, 0, 3, 1, 4)
         o = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
-        if self.cross_head:
+        o = o * self.masks[stage][:, :, None, None]       # inactive heads output zeros (value_chain_model.py:143) ...
+        if self.cross_head:                                # ... then cross-head mixing, every slot kept (:146-149)
             o = torch.einsum("ji,bite->bjte", self.C, o)
-        return o * self.masks[stage][:, :, None, None]
+        return o
 
     def forward(self, h: torch.Tensor, stage, regularise: bool = False):
         if regularise:       # so that torch.func.functional_call can reach the regularisers too
