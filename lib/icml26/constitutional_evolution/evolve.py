@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -187,6 +188,14 @@ def _creator():
     return creator
 
 
+def capped_workers(workers: int) -> int:
+    """``workers`` capped at this chapter's share of the cores: `repro book` running chapters side by side sets
+    ``ICML26_CPUS`` (icml26.runner), and a fork pool wider than that share only adds busy processes."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    return min(workers, max(1, int(os.environ.get("ICML26_CPUS", workers))))
+
+
 def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
     """Run the island GP (module docstring). ``progress``: an optional callable wrapping the generation loop."""
     from deap import base, tools
@@ -198,7 +207,8 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
     py_state = random.getstate()
     random.seed(1_000_003 * cfg.seed + 77)  # DEAP's selTournament draws from Python's `random`
     toolbox = base.Toolbox()
-    pool = mp.get_context("fork").Pool(cfg.workers) if cfg.workers > 1 else None
+    workers = capped_workers(cfg.workers)
+    pool = mp.get_context("fork").Pool(workers) if workers > 1 else None
     toolbox.register("map", pool.map if pool is not None else map)
     Ind = creator.Constitution
 
@@ -286,6 +296,7 @@ def random_search(params: WorldParams, n_candidates: int, K: int, seed: int, wor
     cands = [random_constitution(rng) for _ in range(n_candidates)]
     seeds = generation_seeds(seed, 0, K)
     tasks = [(c, params, seeds) for c in cands]
+    workers = capped_workers(workers)
     if workers > 1:
         with mp.get_context("fork").Pool(workers) as pool:
             res = pool.map(_eval_task, tasks)
