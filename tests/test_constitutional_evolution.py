@@ -351,3 +351,65 @@ def test_gp_pool_capped_at_the_chapters_share_of_cores(monkeypatch):
     assert capped_workers(2) == 1 and capped_workers(1) == 1
     with pytest.raises(ValueError):
         capped_workers(0)
+
+
+def test_llm_table_controls_and_greedy_decoding():
+    """uniform_table is uniform on legal actions; empirical_table reproduces frequencies and rejects illegal
+    actions; temperature 0 puts all mass on the top legal score, a large temperature tends to uniform."""
+    from icml26.constitutional_evolution import llm_reader as lr
+    from icml26.constitutional_evolution.policies import legal_actions
+
+    U = lr.uniform_table().probs
+    for k, sit in enumerate(SITUATIONS):
+        legal = [ACTIONS.index(a) for a in legal_actions(sit)]
+        assert np.allclose(U[k, legal], 1 / len(legal)) and np.isclose(U[k].sum(), 1)
+    acts = [[] for _ in SITUATIONS]
+    k0 = 0
+    leg0 = legal_actions(SITUATIONS[k0])
+    acts[k0] = [leg0[0], leg0[0], leg0[1], leg0[0]]
+    E = lr.empirical_table(acts).probs
+    assert np.isclose(E[k0, ACTIONS.index(leg0[0])], 0.75) and np.isclose(E[k0, ACTIONS.index(leg0[1])], 0.25)
+    assert np.allclose(E[1:], U[1:])
+    illegal = next(a for a in ACTIONS if a not in leg0)
+    with pytest.raises(ValueError, match="not legal"):
+        lr.empirical_table([[illegal]] + [[] for _ in SITUATIONS[1:]])
+    rng = np.random.default_rng(0)
+    logp = rng.normal(size=(len(SITUATIONS), len(ACTIONS)))
+    G = lr.table_from_scores(logp, temperature=0).probs
+    for k, sit in enumerate(SITUATIONS):
+        legal = [ACTIONS.index(a) for a in legal_actions(sit)]
+        assert G[k, legal[int(np.argmax(logp[k, legal]))]] == 1.0
+    assert np.abs(lr.table_from_scores(logp, temperature=1e6).probs - U).max() < 1e-5
+    with pytest.raises(ValueError):
+        lr.table_from_scores(logp, temperature=-1)
+    with pytest.raises(ValueError):
+        lr.table_from_scores(logp[:5])
+
+
+def test_ablation_family_and_visibility():
+    """without_actions / with_action_prob span the constitution with and without its conflict rules;
+    paired_visibility is 1/2 for a zero-mean difference and follows Phi(d sqrt K / s_d)."""
+    from scipy import stats
+
+    conflict = ("STEAL", "ATTACK")
+    assert not any(r.action in conflict for r in ex.without_actions(ADVERSARIAL, conflict))
+    assert ex.with_action_prob(ADVERSARIAL, conflict, 0) == ex.without_actions(ADVERSARIAL, conflict)
+    half = ex.with_action_prob(ADVERSARIAL, conflict, 0.5)
+    assert [r.prob for r in half if r.action in conflict] == [0.5] * sum(r.action in conflict for r in ADVERSARIAL)
+    with pytest.raises(ValueError):
+        ex.without_actions(ADVERSARIAL, ("FLY",))
+    d = np.array([-1.0, 1.0, -2.0, 2.0])
+    assert ex.paired_visibility(d, 5) == 0.5
+    d = np.array([0.1, 0.3, 0.2, 0.4])
+    assert np.isclose(ex.paired_visibility(d, 4), stats.norm.cdf(d.mean() * 2 / d.std(ddof=1)))
+
+
+def test_gain_family_flags_a_transform_dependent_magnitude():
+    """The same scores pass the headroom reading and fail the ratio reading of 'at least half the paper's
+    gain' (so K3's magnitude is not identifiable), and a uniformly larger gain passes both."""
+    rows = ex.gain_family({"S": (0.947, 0.811)}, (0.556, 0.332))
+    verdicts = {r["measure"]: r["holds"] for r in rows}
+    assert verdicts == {"relative gain": False, "headroom closed": True}
+    assert all(r["holds"] for r in ex.gain_family({"S": (0.9, 0.3)}, (0.556, 0.332)))
+    with pytest.raises(ValueError):
+        ex.gain_family({"S": (0.5, 0.0)}, (0.556, 0.332))

@@ -140,6 +140,58 @@ def headroom_closed(s_new: float, s_base: float) -> float:
     return float((s_new - s_base) / (1.0 - s_base))
 
 
+def without_actions(rules: Sequence[Rule], actions: Sequence[str]) -> tuple[Rule, ...]:
+    """The constitution with every rule whose action is in ``actions`` deleted (an ablation)."""
+    unknown = sorted(set(actions) - set(ACTIONS))
+    if unknown:
+        raise ValueError(f"unknown actions {unknown}")
+    return tuple(r for r in rules if r.action not in set(actions))
+
+
+def with_action_prob(rules: Sequence[Rule], actions: Sequence[str], q: float) -> tuple[Rule, ...]:
+    """The constitution with the rules for ``actions`` firing with probability ``q`` (q = 0 deletes them):
+    a one-parameter family from the constitution without those rules (q = 0) to the constitution (its own q)."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be in [0, 1], got {q!r}")
+    if q == 0:
+        return without_actions(rules, actions)
+    return tuple(Rule(r.predicates, r.action, q) if r.action in set(actions) else r for r in rules)
+
+
+def paired_visibility(diffs: Sequence[float], K: int) -> float:
+    """How likely selection on K common seeds sees a paired per-episode difference ``diffs`` (mean d, SD
+    s_d): Phi(d sqrt(K) / s_d), the paired form of `evolve.ranking_probability`. 1/2: invisible."""
+    from scipy import stats
+
+    d = np.asarray(diffs, dtype=float)
+    if d.size < 2 or K < 1:
+        raise ValueError("need at least 2 differences and K >= 1")
+    sd = d.std(ddof=1)
+    if sd == 0:
+        return 1.0 if d.mean() > 0 else (0.0 if d.mean() < 0 else 0.5)
+    return float(stats.norm.cdf(d.mean() * np.sqrt(K) / sd))
+
+
+def gain_family(ours: dict[str, tuple[float, float]], paper: tuple[float, float]) -> list[dict]:
+    """A magnitude claim ("x % higher") read under each stand-in score: for every ``ours[name] = (S_new,
+    S_base)`` the relative gain S_new / S_base - 1 and, for scores in [0, 1], the headroom closed, each
+    against the paper's same quantity from ``paper = (S_new, S_base)`` and the chapter's region (at least half
+    the paper's). The paper's score is not public, so when these verdicts disagree the magnitude is not
+    identifiable from a stand-in score (K3)."""
+    p_new, p_base = paper
+    paper_gain, paper_head = p_new / p_base - 1.0, headroom_closed(p_new, p_base)
+    rows = []
+    for name, (s_new, s_base) in ours.items():
+        if not (s_base > 0 and np.isfinite(s_new)):
+            raise ValueError(f"{name}: need a finite S_new and S_base > 0, got {(s_new, s_base)}")
+        g = s_new / s_base - 1.0
+        rows.append(dict(score=name, measure="relative gain", ours=g, paper=paper_gain, holds=bool(g >= paper_gain / 2)))
+        if 0 <= s_base < 1 and s_new <= 1:
+            h = headroom_closed(s_new, s_base)
+            rows.append(dict(score=name, measure="headroom closed", ours=h, paper=paper_head, holds=bool(h >= paper_head / 2)))
+    return rows
+
+
 # ------------------------------------------------------------------ toy checks of the evolutionary machinery
 
 def ring_arrival(islands: int, migrate_every: int, pop: int = 8, generations: int | None = None) -> list[int]:

@@ -13,12 +13,18 @@ the scores give a situation -> action table (`policies.TablePolicy`) that agents
 memoised per-step LLM agent that observes the six facts of its situation.
 
 `fidelity` measures how closely a table follows the exact rule reader in the situations the exact society
-meets; the chapter requires it above chance before reading anything into the LLM societies' scores.
+meets; the chapter requires it above chance before reading anything into the LLM societies' scores. Two
+controls bracket the table pipeline itself: `uniform_table` (every legal action alike: what a reading that
+carries no information scores) and `empirical_table` (the exact reader's own action frequencies per
+situation: what a perfect reading of the six facts can score). A softmax at temperature 1 over *mean*
+per-token log-probabilities is close to uniform at 135M, so `table_from_scores` also decodes greedily
+(``temperature=0``: the top-scoring legal phrase).
 Cloze scoring is used because letter multiple choice is useless at 135M (first-letter bias). LLM
 *mutation* is out of reach at this size: `evolve` uses typed GP operators instead.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -52,28 +58,65 @@ def load_reader():
     return llm.load_smollm2()
 
 
-def read_table(lm, constitution_text: str) -> TablePolicy:
+def read_table(lm, constitution_text: str, temperature: float = 1.0) -> TablePolicy:
     """The (64, len(ACTIONS)) action table of one constitution text under SmolLM2 (module docstring)."""
-    if not isinstance(constitution_text, str):
-        raise ValueError("constitution_text must be a string")
-    return table_from_scores(_scores(lm, constitution_text))
+    return table_from_scores(read_scores(lm, constitution_text), temperature)
 
 
-def table_from_scores(logp: np.ndarray) -> TablePolicy:
-    """Softmax of the mean log-probabilities over each situation's legal actions (-inf elsewhere)."""
+def table_from_scores(logp: np.ndarray, temperature: float = 1.0) -> TablePolicy:
+    """Softmax of the mean log-probabilities over each situation's legal actions at ``temperature``
+    (-inf elsewhere); ``temperature=0`` puts all mass on the top-scoring legal action (first on ties)."""
+    logp = np.asarray(logp, dtype=float)
+    if logp.shape != (len(SITUATIONS), len(ACTIONS)):
+        raise ValueError(f"scores must have shape {(len(SITUATIONS), len(ACTIONS))}, got {logp.shape}")
+    if not (math.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"temperature must be finite and >= 0, got {temperature!r}")
     P = np.zeros((len(SITUATIONS), len(ACTIONS)))
     for k, sit in enumerate(SITUATIONS):
         idx = [ACTIONS.index(a) for a in legal_actions(sit)]
         z = logp[k, idx]
-        w = np.exp(z - z.max())
-        P[k, idx] = w / w.sum()
+        if not np.all(np.isfinite(z)):
+            raise ValueError(f"situation {k}: a legal action has a non-finite score {z.tolist()}")
+        if temperature == 0:
+            P[k, idx[int(np.argmax(z))]] = 1.0
+        else:
+            w = np.exp((z - z.max()) / temperature)
+            P[k, idx] = w / w.sum()
     return TablePolicy(P)
 
 
-def _scores(lm, constitution_text: str) -> np.ndarray:
+def uniform_table() -> TablePolicy:
+    """Every legal action equally likely in every situation: the table of a reading that carries nothing."""
+    return table_from_scores(np.zeros((len(SITUATIONS), len(ACTIONS))))
+
+
+def empirical_table(actions_by_situation: Sequence[Sequence[str]]) -> TablePolicy:
+    """The exact rule reader's action frequencies per situation (``actions_by_situation[k]``: every action
+    it took in situation k, as `experiments.situation_actions` returns them); uniform over the legal actions
+    in situations it never met. The best a table over the six facts can do at reproducing that society."""
+    if len(actions_by_situation) != len(SITUATIONS):
+        raise ValueError(f"need one action list per situation ({len(SITUATIONS)}), got {len(actions_by_situation)}")
+    P = uniform_table().probs.copy()
+    for k, acts in enumerate(actions_by_situation):
+        if not len(acts):
+            continue
+        legal = set(legal_actions(SITUATIONS[k]))
+        bad = sorted(set(acts) - legal)
+        if bad:
+            raise ValueError(f"situation {k}: actions {bad} are not legal there")
+        P[k] = 0.0
+        for a in acts:
+            P[k, ACTIONS.index(a)] += 1.0 / len(acts)
+    return TablePolicy(P)
+
+
+def read_scores(lm, constitution_text: str) -> np.ndarray:
     """Mean per-token log-probs (64, len(ACTIONS)) of each legal phrase; -inf on illegal ones. Three cache
     levels: the constitution prefix once, each situation's stem once on top of it, the phrases in one batch."""
     import torch
+
+    if not isinstance(constitution_text, str):
+        raise ValueError("constitution_text must be a string")
 
     tok = lm.tokenizer
     full = tok.render([{"role": "user", "content": INTRO + constitution_text + "\n\nSituation: {SIT} What do you do?"}])

@@ -17,6 +17,7 @@ _COMMON: dict[str, Any] = dict(
     talk_world=dict(food_patches=3, food_density=0.8, f_max=12.0),  # F5: the world where messages can pay
     richness_sweep=(4.0, 6.0, 8.0, 12.0, 16.0),  # F5: F_max of the talk world's patches (the crossover)
     adversary_damage=(6.0, 12.0, 24.0),      # K1 diagnosis: attack damage under the foraging adversary
+    adversary_conflict_q=(0.0, 0.25, 0.5, 1.0),  # K1 diagnosis: probability of the adversary's conflict rules
     rank_delta=0.02, rank_sigma=0.05,        # the brief's ranking-probability example (Theory)
     interactive_episodes=3,
 )
@@ -26,15 +27,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(_COMMON, grid=10, n_agents=8, steps=60, islands=2, pop=6, generations=4, K=2,
                   migrate_every=2, gp_seeds=(0,), n_eval=5, workers=1, llm=False,
                   k_ablation=(1,), k_ablation_seeds=(0,), sweep_generations=3, rank_sims=2000),
-    # book: 3 GP seeds x 10 fresh evaluation seeds, equal-evaluation ablations, a talk-world GP on each GP seed,
+    # book: 3 GP seeds x 10 fresh evaluation seeds, equal-evaluation ablations, a talk-world GP on each GP seed
+    # (the default world's G),
     # SmolLM2 reading of 4 texts in 64 situations.
     "book": dict(_COMMON, grid=12, n_agents=10, steps=80, islands=3, pop=8, generations=16, K=3,
                  migrate_every=4, gp_seeds=(0, 1, 2), n_eval=10, workers=2, llm=True,
-                 k_ablation=(1, 5), k_ablation_seeds=(0,), sweep_generations=12, rank_sims=20000),
+                 k_ablation=(1, 5), k_ablation_seeds=(0,), sweep_generations=16, rank_sims=20000),
     # full: the brief's search (I 4 x n 16, G 30, M 3, K 5 = 9,600 episodes of T = 150 per GP run, x 3 GP seeds
-    # x 3 searches), N = 20 fresh seeds, the K = 2 ablation on one seed; a GPU changes nothing here (numpy
+    # x 3 searches), N = 20 fresh seeds, the talk world's search at the same G, the K = 2 ablation on one seed; a GPU changes nothing here (numpy
     # agents) except the SmolLM2 reading, which is small at either size.
     "full": dict(_COMMON, grid=15, n_agents=12, steps=150, islands=4, pop=16, generations=30, K=5,
                  migrate_every=3, gp_seeds=(0, 1, 2), n_eval=20, workers=2, llm=True,
-                 k_ablation=(2,), k_ablation_seeds=(0,), sweep_generations=20, rank_sims=50000),
+                 k_ablation=(2,), k_ablation_seeds=(0,), sweep_generations=30, rank_sims=50000),
 }
