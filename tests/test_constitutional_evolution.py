@@ -413,3 +413,67 @@ def test_gain_family_flags_a_transform_dependent_magnitude():
     assert all(r["holds"] for r in ex.gain_family({"S": (0.9, 0.3)}, (0.556, 0.332)))
     with pytest.raises(ValueError):
         ex.gain_family({"S": (0.5, 0.0)}, (0.556, 0.332))
+
+
+class _StubTokenizer:
+    """Characters as token ids (mod V); renders one user message verbatim."""
+    V = 64
+    eos_token_id = 0
+
+    def encode(self, text):
+        return [1 + ord(ch) % (self.V - 1) for ch in text]
+
+    def render(self, messages):
+        return "U:" + messages[0]["content"] + " A:"
+
+
+class _StubLM:
+    """Next-token logits that depend on the current token: logits[v] = -|v - (t + 1) mod V| / 4. read_scores
+    must score a phrase's first token from the stem's last logits and token i from the logits at token i - 1."""
+    def __init__(self):
+        self.tokenizer = _StubTokenizer()
+
+    def _logits(self, ids):
+        import torch
+        v = torch.arange(self.tokenizer.V, dtype=torch.float64)
+        return -((v - ((ids.unsqueeze(-1) + 1) % self.tokenizer.V)).abs()) / 4
+
+    def prefill(self, ids):
+        return list(ids)
+
+    def forward(self, ids, cache=None, logits_at=None):
+        import torch
+        ids = torch.as_tensor(ids).unsqueeze(0)
+        return self._logits(ids), (cache or []) + ids[0].tolist()
+
+    def trunk(self, ids, cache=None):
+        return ids, cache
+
+    def head(self, hidden):
+        return self._logits(hidden)
+
+
+def test_read_scores_mean_token_logprob_with_a_stub_model():
+    """read_scores = the mean per-token log-probability of each legal phrase after the situation stem,
+    computed by hand from the stub's logits; -inf on illegal actions."""
+    import torch
+
+    from icml26.constitutional_evolution import llm_reader as lr
+    from icml26.constitutional_evolution.constitution import ACTION_TEXT
+
+    lm = _StubLM()
+    out = lr.read_scores(lm, "Rule 1: gather food.")
+    tok = lm.tokenizer
+    for k in (0, len(SITUATIONS) - 1):
+        stem = tok.encode(lr.situation_text(SITUATIONS[k]) + " What do you do? A:" + "I will")
+        legal = legal_actions(SITUATIONS[k])
+        for a in ACTIONS:
+            if a not in legal:
+                assert out[k, ACTIONS.index(a)] == -np.inf
+                continue
+            ph = tok.encode(" " + ACTION_TEXT[a])
+            prev = [stem[-1]] + ph[:-1]
+            lp = [float(torch.log_softmax(lm._logits(torch.tensor(p)), -1)[t]) for p, t in zip(prev, ph)]
+            assert np.isclose(out[k, ACTIONS.index(a)], np.mean(lp)), (k, a)
+    with pytest.raises(ValueError):
+        lr.read_scores(lm, 3)
