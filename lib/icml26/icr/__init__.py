@@ -12,6 +12,8 @@ brief ``papers/icr.md`` (Eq. 4: Fisher directions; Eq. 5: ICR; App. B.6: two-vie
   :func:`lda_fisher_eigenvalues` (sklearn peer), :func:`debiased_trace`, :func:`plugin_mean_lambda_bias`,
   :func:`predicted_plugin_icr`, :func:`predicted_plugin_shift`, :func:`trace_ratio`, :func:`normalised_traces`
 * metrics: :func:`linear_probe`, :func:`memorization_ratio`, :func:`nn_distances`, :func:`class_agreement_at_k`
+* claim metrics: :func:`window_distance`, :func:`dip`, :func:`early_stop_gain`, :func:`energy_growth`,
+  :func:`limited_stats`, :func:`rich_stats`, :func:`spearman`; theory: :func:`prop_d1_fixed_data`
 * experiments: :func:`sigma_sweep`, :func:`training_trajectory`, :func:`estimator_robustness`, :func:`rich_task`,
   :func:`limited_task`, :func:`run_tasks`, :data:`PRESETS`
 """
@@ -21,10 +23,12 @@ from .data import AUG_LEVELS, DigitsSplit, augment, load_digits_split, perturb, 
 from .estimators import (REGULARISERS, ICRResult, alignment, debiased_trace, decompose_two_view, decompose_views,
                          fisher_eigenvalues, icr, icr_from_covariances, icr_multiview, kappa, l2_normalise,
                          lda_fisher_eigenvalues, normalised_traces, plugin_mean_lambda_bias, predicted_plugin_icr,
+                         prop_d1_fixed_data,
                          predicted_plugin_shift, regularised_residual, trace_ratio)
-from .experiments import (SigmaSweep, Trajectory, estimator_robustness, extract_views, icr_variants, limited_task,
-                          log_checkpoints, memorisation_onset, pixel_views, rich_task, run_tasks, sigma_sweep,
-                          training_trajectory, views_needed)
+from .experiments import (SigmaSweep, Trajectory, dip, early_stop_gain, energy_growth, estimator_robustness,
+                          extract_views, icr_variants, limited_stats, limited_task, log_checkpoints, memorisation_onset,
+                          pixel_views, rich_stats, rich_task, run_tasks, sigma_sweep, spearman, training_trajectory,
+                          two_view_icr, views_needed, window_distance)
 from .metrics import class_agreement_at_k, linear_probe, memorised_fraction, memorization_ratio, nn_distances
 from .model import LAYERS, EDMDenoiser, TinyUNet
 from .presets import PRESETS
@@ -41,4 +45,6 @@ __all__ = [
     "memorised_fraction", "memorization_ratio", "nn_distances", "normalised_traces", "perturb", "pixel_views",
     "plugin_mean_lambda_bias", "predicted_plugin_icr", "predicted_plugin_shift", "regularised_residual", "rich_task", "run_tasks",
     "sigma_sweep", "trace_ratio", "train_edm", "training_subset", "training_trajectory", "views_needed",
+    "dip", "early_stop_gain", "energy_growth", "limited_stats", "rich_stats", "spearman", "two_view_icr",
+    "window_distance", "prop_d1_fixed_data",
 ]

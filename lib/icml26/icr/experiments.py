@@ -176,7 +176,8 @@ class Trajectory:
     """Measurements at training checkpoints (paper Figs. 3-5, 7, 10, 12).
 
     Per-layer quantities are dicts ``{layer: array over checkpoints}``: ``icr`` (V-view, at ``sigma_fix``, on the
-    training images), ``trace_s``/``trace_xi`` (l2-normalised) and ``alignment``. ``trend_full``/``trend_sub``:
+    training images), ``trace_s``/``trace_xi`` (l2-normalised) and ``alignment`` (the paper's Fig. 10 baseline,
+    Eq. 6 with alpha = 2 on l2-normalised features: the negative control of :func:`rich_stats`). ``trend_full``/``trend_sub``:
     the paper's two-view ICR on all ``trend_images`` and on their first 256 (Fig. 12), data-rich runs only.
     """
 
@@ -229,8 +230,8 @@ def training_trajectory(images: torch.Tensor, *, steps: int, checkpoints: Sequen
         if trend_images is not None:
             tv = extract_views(ema, trend_images, sigma_fix, 2, level=level, layer=layers, seed=seed + 9)
             for la in layers:
-                per["tf"][la].append(icr_variants_two(tv[la]))
-                per["tsub"][la].append(icr_variants_two(tv[la][:trend_sub]))
+                per["tf"][la].append(two_view_icr(tv[la]))
+                per["tsub"][la].append(two_view_icr(tv[la][:trend_sub]))
         samples = heun_sample(ema, n_gen, steps=heun_steps, seed=seed + 11, device=device).cpu()
         d1, d2 = nn_distances(samples, images)
         rec["memo"].append(memorised_fraction(d1, d2))
@@ -252,10 +253,116 @@ def training_trajectory(images: torch.Tensor, *, steps: int, checkpoints: Sequen
     return traj, run
 
 
-def icr_variants_two(views: np.ndarray) -> float:
-    """The paper's plug-in two-view ICR of views 0 and 1."""
+def two_view_icr(views: np.ndarray) -> float:
+    """The paper's plug-in two-view ICR (Eq. 5 with the App. B.6 estimator) of views 0 and 1."""
     s, xi = decompose_two_view(views[:, 0], views[:, 1])
     return icr_from_covariances(s, xi)[0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Claim metrics: the statistics the chapter's claims are read from (one value per seed each)
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman rank correlation of two equally long sequences (NaN with fewer than 3 points or a constant one)."""
+    import scipy.stats
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"spearman needs two 1-d sequences of one length, got {a.shape} and {b.shape}")
+    if len(a) < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    return float(scipy.stats.spearmanr(a, b).statistic)
+
+
+def window_distance(icr_curve: Sequence[float], acc: Sequence[float]) -> int:
+    """Semantic-window score over a sigma grid (paper Fig. 2: "the noise levels that minimize ICR coincide with
+    those that maximize" accuracy): grid steps between argmin ICR and argmax accuracy; a boundary argmin or argmax
+    scores the largest distance ``n - 1`` (an edge is no window)."""
+    icr_curve, acc = np.asarray(icr_curve, float), np.asarray(acc, float)
+    if icr_curve.shape != acc.shape or len(icr_curve) < 3:
+        raise ValueError(f"need two curves of one length >= 3, got {icr_curve.shape} and {acc.shape}")
+    k, j, n = int(np.argmin(icr_curve)), int(np.argmax(acc)), len(icr_curve)
+    return abs(k - j) if (0 < k < n - 1 and 0 < j < n - 1) else n - 1
+
+
+def dip(curve: Sequence[float]) -> float:
+    """Depth of an interior minimum (paper Fig. 2, ICR 0.41 -> 0.34 -> 0.85): the lower end of the curve minus
+    its interior minimum; <= 0 for a monotone curve (no U)."""
+    c = np.asarray(curve, float)
+    if c.ndim != 1 or len(c) < 3:
+        raise ValueError(f"need a 1-d curve of length >= 3, got shape {c.shape}")
+    return float(min(c[0], c[-1]) - c[1:-1].min())
+
+
+def early_stop_gain(icr_curve: Sequence[float], heldout: Sequence[float]) -> float:
+    """Share of the early-stopping gain that stopping at the ICR minimum recovers (paper §5.2: "ICR can act as a
+    coarse, easy-to-monitor early stopping signal"; App. D: optimal test loss and ICR move together):
+    ``(L_end - L[argmin ICR]) / (L_end - min L)`` with ``L`` the held-out loss per checkpoint. 1: stopping at
+    the ICR minimum is as good as stopping at the held-out optimum; 0: no better than training to the end;
+    NaN when the held-out loss is lowest at the end (nothing to gain)."""
+    icr_curve, held = np.asarray(icr_curve, float), np.asarray(heldout, float)
+    if icr_curve.shape != held.shape:
+        raise ValueError(f"icr and held-out curves differ in shape: {icr_curve.shape} vs {held.shape}")
+    room = held[-1] - held.min()
+    if room <= 0:
+        return float("nan")
+    return float((held[-1] - held[int(np.argmin(icr_curve))]) / room)
+
+
+def energy_growth(trace_s: Sequence[float], trace_xi: Sequence[float], start: int) -> float:
+    """Relative growth of residual minus invariant energy from checkpoint ``start`` to the end (paper Fig. 7a:
+    after the ICR minimum "Tr(Sigma_s) ... saturates, whereas Tr(Sigma_xi) continues to grow")."""
+    ts, tx = np.asarray(trace_s, float), np.asarray(trace_xi, float)
+    return float((tx[-1] / tx[start] - 1) - (ts[-1] / ts[start] - 1))
+
+
+def limited_stats(tr: Trajectory, layer: str, memo_threshold: float) -> dict[str, Any]:
+    """The data-limited claims of one seed (paper Figs. 4-5, 7a; §5.2).
+
+    ``argmin``/``argmin_step``: ICR minimum; ``onset``/``onset_step``: first checkpoint with memorisation above
+    ``memo_threshold`` (None: not reached); ``gap``: checkpoints from the argmin to the onset (0 for a boundary
+    argmin; C9); ``onset_ratio``: onset step / argmin step ("its minimum aligns with the onset of memorization":
+    the paper's 10M / 8.5M = 1.18; C9a); ``rise``: ICR at the end minus its minimum (C9r); ``energy``:
+    :func:`energy_growth` from the argmin (C14); ``ts_growth``: relative growth of Tr Sigma_s after the argmin
+    (saturation); ``held_argmin_step``: held-out-loss minimum; ``stop_gain``: :func:`early_stop_gain`."""
+    icr_l = np.asarray(tr.icr[layer], float)
+    k = int(np.argmin(icr_l))
+    onset = memorisation_onset(tr.memo, memo_threshold)
+    interior = 0 < k < len(icr_l) - 1
+    ts, tx = tr.trace_s[layer], tr.trace_xi[layer]
+    onset_step = None if onset is None else int(tr.steps[onset])
+    return dict(argmin=k, argmin_step=int(tr.steps[k]), onset=onset, onset_step=onset_step,
+                gap=(onset - k if interior else 0) if onset is not None else None,
+                onset_ratio=float("nan") if onset_step is None else onset_step / float(tr.steps[k]),
+                rise=float(icr_l[-1] - icr_l[k]), energy=energy_growth(ts, tx, k),
+                ts_growth=float(ts[-1] / ts[k] - 1), final_memo=float(tr.memo[-1]),
+                held_argmin_step=int(tr.steps[int(np.argmin(tr.heldout))]), stop_gain=early_stop_gain(icr_l, tr.heldout))
+
+
+def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
+    """The data-rich claims of one seed (paper Figs. 3, 7b, 10).
+
+    ``late``: Spearman(step, ICR) over checkpoints with step >= ``late_from`` (C8, "decreases steadily");
+    ``while_falling``: Spearman(step, ICR) over the checkpoints up to the held-out-loss minimum, i.e. while the
+    FID stand-in still improves (C8h; NaN with fewer than 3 such checkpoints); ``with_loss``: Spearman(ICR,
+    held-out loss) over all checkpoints (C8F, "ICR closely tracks FID"); ``align_with_loss``: the same for the
+    alignment loss, the paper's Fig. 10 baseline that "increases" while FID falls (C8F's negative control);
+    ``align_trend``: Spearman(step, alignment) (Fig. 10); ``held_late``: Spearman(step, held-out loss) over the
+    late checkpoints (is the FID stand-in still falling where C8 looks?); ``icr_argmin_step`` /
+    ``held_argmin_step``: where ICR / the held-out loss are lowest; ``energy``: :func:`energy_growth` from the
+    ICR minimum (C14's statistic on the rich run); ``ts_end_mid``: Tr Sigma_s at the end minus mid-training (C13)."""
+    st = np.asarray(tr.steps)
+    icr_l, held = np.asarray(tr.icr[layer], float), np.asarray(tr.heldout, float)
+    late = st >= late_from
+    h = int(np.argmin(held))
+    k = int(np.argmin(icr_l))
+    return dict(late=spearman(st[late], icr_l[late]), while_falling=spearman(st[:h + 1], icr_l[:h + 1]),
+                with_loss=spearman(icr_l, held), align_with_loss=spearman(tr.alignment[layer], held),
+                align_trend=spearman(st, tr.alignment[layer]), held_late=spearman(st[late], held[late]),
+                icr_argmin_step=int(st[k]), held_argmin_step=int(st[h]),
+                energy=energy_growth(tr.trace_s[layer], tr.trace_xi[layer], k),
+                ts_end_mid=float(tr.trace_s[layer][-1] - tr.trace_s[layer][len(st) // 2]))
 
 
 def log_checkpoints(steps: int, n: int, first: int | None = None) -> list[int]:

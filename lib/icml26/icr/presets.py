@@ -25,8 +25,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "book": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2), rich_steps=1000, rich_ckpts=6, n_icr=512,
                  n_sigma=8, limited_n=(128,), limited_seeds=(0, 1, 2), limited_steps={128: 3000}, n_gen=64,
                  probe_max_iter=1000, workers=2),
-    # full: estimated ~23 min from the book task times (rich: 4x steps, 2.5x images, 1.5x sigmas -> ~135 s x 5;
-    # limited: ~22 ms/step -> 90/175/350 s x 3 seeds for N = 128/256/512; 2 workers -> ~1,300 s + ~60 s serial)
+    # full: measured 1,771 s (29.5 min; published run results/full/icr.json, pool of 2 single-thread workers; the
+    # estimate from the book task times had been ~23 min); data-rich tasks 160-170 s each
     "full": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2, 3, 4), rich_steps=4000, rich_ckpts=10,
                  n_icr=1297, n_sigma=12, limited_n=(128, 256, 512), limited_seeds=(0, 1, 2),
                  limited_steps={128: 4000, 256: 8000, 512: 16000}, limited_ckpts=14, n_gen=256, probe_max_iter=2000,
