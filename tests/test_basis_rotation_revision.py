@@ -124,3 +124,45 @@ def test_kronecker_regression_validates_and_is_deterministic():
         br.kronecker_regression(method="none", tau=0, steps=10)
     with pytest.raises(ValueError):
         br.kronecker_regression(method="adam", tau=0, steps=10, m=8, n=4, last=5)
+
+
+# ---------------------------------------------------------------------- issue 53
+def test_equivalent_staleness_and_the_carried_paper_numbers():
+    assert br.equivalent_staleness(1) == 0.0
+    for P in (2, 4, 8, 32):  # tau' from the per-stage delays equals the closed form
+        assert br.equivalent_staleness(P) == pytest.approx(math.sqrt(np.mean(np.square(br.stage_delays(P)))))
+    # at the paper's own depth the carried numbers are the paper's
+    assert br.scaled_slowdown(32, 1.27) == pytest.approx(1.27)
+    assert br.scaled_ratio(32) == pytest.approx(1.27 / 4.24)
+    assert br.scaled_reduction(32) == pytest.approx(0.716)
+    # less staleness pulls both slowdowns toward 1, so the ratio rises toward 1 and the reduction shrinks
+    r = [br.scaled_ratio(P) for P in (1, 4, 8, 32)]
+    assert r[0] == pytest.approx(1.0) and r == sorted(r, reverse=True)
+    assert br.scaled_ratio(8) == pytest.approx(0.6068, abs=1e-4)
+    assert br.scaled_ratio(4, against="AdamW") == pytest.approx(0.6859, abs=1e-4)
+    assert br.scaled_reduction(1) == pytest.approx(1 - br.PAPER_SYNC_RATIO)
+    with pytest.raises(ValueError):
+        br.equivalent_staleness(0)
+    with pytest.raises(ValueError):
+        br.scaled_slowdown(8, 0.5)
+    with pytest.raises(KeyError):
+        br.scaled_ratio(8, against="SGD")
+
+
+def test_levels_2d_window_does_not_depend_on_the_horizon():
+    a = br.levels_2d(4, 120, (0,), window=(40, 100))
+    b = br.levels_2d(4, 200, (0,), window=(40, 100))
+    for k in a:
+        assert a[k] == pytest.approx(b[k], rel=0, abs=0)
+    last = br.levels_2d(4, 120, (0,), last=20)
+    assert not np.allclose(last["Adam, rotated"], br.levels_2d(4, 200, (0,), last=20)["Adam, rotated"])
+    with pytest.raises(ValueError, match="window"):
+        br.levels_2d(4, 100, (0,), window=(50, 150))
+
+
+def test_momentum_control_is_adamw_with_beta1_06():
+    p = torch.nn.Parameter(torch.zeros(3, 3))
+    opt = br.make_stage_optimizer("AdamW (beta1 0.6)", [p], set(), lr=1e-3)
+    (inner,) = opt.optimizers
+    assert isinstance(inner, torch.optim.AdamW) and inner.param_groups[0]["betas"] == (0.6, 0.999)
+    assert "AdamW (beta1 0.6)" not in br.BASELINES

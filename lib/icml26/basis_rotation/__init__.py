@@ -4,13 +4,18 @@ research brief ``papers/basis-rotation.md`` (Algorithm 1: Adam in a rotated basi
 eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 
 * optimizers: :class:`BasisRotationAdam` (variants ``source`` in {"2nd", "1st"} x ``geometry`` in
-  {"bi", "uni"}), :data:`METHODS` (AdamW / PipeDream-LR / NAdamW baselines and the four variants),
+  {"bi", "uni"}), :data:`METHODS` (AdamW / PipeDream-LR / NAdamW baselines, the four variants and the AdamW
+  beta1 = 0.6 momentum control),
   :func:`make_stage_optimizer`, :func:`rotated_weights`, :func:`warmup_cosine`, :func:`pipedream_lr_factor`
 * pipeline emulator: :func:`stage_delays`, :func:`split_stages`, :class:`AsyncPipeline`,
   :func:`train_pipeline` -> :class:`TrainRun`, :func:`iterations_to_target`
 * models / data: :class:`DeepMLP`, :class:`TinyGPT`, :class:`TeacherRegression`, :func:`stdlib_corpus`,
   :class:`CharCorpus`
 * toys: :func:`run_quadratic`, :func:`rotation2d`, :func:`random_rotation`, :func:`steady_state_loss`
+* the paper's P = 32 numbers carried to the chapter's P (equivalent staleness): :func:`equivalent_staleness`,
+  :func:`scaled_slowdown`, :func:`scaled_ratio`, :func:`scaled_reduction`
+* fidelity: :mod:`~icml26.basis_rotation.reference` (an independent re-statement of the official step,
+  :func:`~icml26.basis_rotation.reference.official_differential`, the SOAP cross-check)
 * Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
 * experiments / sizes: :func:`delay_sweep`, :func:`exact_invariance`, :func:`trajectories_2d`,
   :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
@@ -27,6 +32,7 @@ from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimi
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
 from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
 from .presets import PRESETS
+from .theory import PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, equivalent_staleness, scaled_ratio, scaled_reduction, scaled_slowdown
 from .toys import TOY_METHODS, kronecker_regression, update_alignment, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
 
 __all__ = [
@@ -37,5 +43,6 @@ __all__ = [
     "random_rotation", "rotate_hessian", "rotated_weights", "rotation2d", "run_quadratic", "slowdown_sweep",
     "slowdown_table", "split_stages", "stage_delays", "stdlib_corpus", "steady_state_loss", "train_pipeline",
     "trajectories_2d", "warmup_cosine", "alignment_sweep", "levels_2d", "r_2d", "seed_iterations",
-    "slowdown_vs_target", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
+    "slowdown_vs_target", "PAPER_P", "PAPER_SLOWDOWN", "PAPER_SYNC_RATIO", "equivalent_staleness", "scaled_ratio",
+    "scaled_reduction", "scaled_slowdown", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
 ]

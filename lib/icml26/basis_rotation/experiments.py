@@ -75,16 +75,31 @@ def trajectories_2d(theta: float, tau: int, steps: int, lam=(1.0, 0.05), w0=(1.0
             "Basis rotation": run_quadratic(lam, Q, start, method="br", **kw), "Q": Q, "lam": np.asarray(lam)}
 
 
-def levels_2d(tau: int, steps: int, seeds: Sequence[int], last: int = 50, **kw) -> dict[str, np.ndarray]:
-    """Mean loss of the last ``last`` steps of the 2-D problem, per seed: Adam aligned (theta = 0),
-    Adam rotated 45 degrees, basis rotation rotated 45 degrees."""
+def levels_2d(tau: int, steps: int, seeds: Sequence[int], last: int = 50, window: tuple[int, int] | None = None,
+              **kw) -> dict[str, np.ndarray]:
+    """Mean loss of the 2-D problem over a window of steps, per seed: Adam aligned (theta = 0), Adam rotated
+    45 degrees, basis rotation rotated 45 degrees.
+
+    ``window = (start, stop)``: the steps ``start <= t < stop`` (``stop <= steps``). Every run uses a constant
+    step size, so its first ``stop`` iterates do not depend on ``steps``: a fixed window gives the same
+    value at every horizon, where "the last ``last`` steps" (the default, ``window=None``) moves with it.
+    """
+    if window is not None:
+        start, stop = (int(x) for x in window)
+        if not 0 <= start < stop <= steps:
+            raise ValueError(f"window must satisfy 0 <= start < stop <= steps = {steps}, got {window!r}")
+        sl = slice(start, stop)
+    else:
+        if not 1 <= last <= steps:
+            raise ValueError(f"last must lie in [1, steps = {steps}], got {last!r}")
+        sl = slice(steps - last, steps)
     out = {"Adam, aligned": [], "Adam, rotated": [], "BR, rotated": []}
     for s in seeds:
         a = trajectories_2d(0.0, tau, steps, seed=s, **kw)
         r = trajectories_2d(np.pi / 4, tau, steps, seed=s, **kw)
-        out["Adam, aligned"].append(float(a["Adam"].loss[-last:].mean()))
-        out["Adam, rotated"].append(float(r["Adam"].loss[-last:].mean()))
-        out["BR, rotated"].append(float(r["Basis rotation"].loss[-last:].mean()))
+        out["Adam, aligned"].append(float(a["Adam"].loss[sl].mean()))
+        out["Adam, rotated"].append(float(r["Adam"].loss[sl].mean()))
+        out["BR, rotated"].append(float(r["Basis rotation"].loss[sl].mean()))
     return {k: np.array(v) for k, v in out.items()}
 
 

@@ -8,7 +8,8 @@ The GPT follows the official ``models/gptn`` block: pre-LN, causal self-attentio
 ``c_q / c_k / c_v`` projections without bias (so basis rotation keeps one d x d left basis per
 projection, as officially), ReLU FFN (4x), a biased ``lm_head`` and plain ``N(0, 0.02)`` initialisation
 of every matrix. Remaining differences (stated in the chapter): character vocabulary, learned
-positions of length ``ctx``, and the attention output projection ``c_proj`` keeps its bias.
+positions of length ``ctx``. The attention output projection ``c_proj`` has a bias, as the official
+``proj = nn.Linear(n_embd, n_embd)`` does (not a deviation).
 """
 from __future__ import annotations
 

@@ -7,6 +7,14 @@ kept at roughly the same fraction of the run (the paper's ~1000-step horizon ove
 steps; ours ~100 steps over ~1000); ``full`` uses 0.995 (a ~200-step horizon over 3000 steps).
 PipeDream-LR's correction window and the warm-up follow the official fractions of the run
 (:data:`~icml26.basis_rotation.pipeline.T_CORR_FRACTION`, :data:`~icml26.basis_rotation.pipeline.WARMUP_FRACTION`).
+
+The 2-D intuition runs (claims C1d/C1e) use one horizon and one window at every scale (:data:`_TRAJ`): with a
+constant step size, every method's iterates become unstable at tau = 4 once Adam's second moment has decayed
+(after about 400 steps), so "the last 50 steps" of a 400- or 600-step run measured different phases at
+``book`` and ``full``. ``mlp["controls"]`` are extra methods run at P = 1 and the deepest P that are not the
+paper's (the AdamW beta1 = 0.6 momentum control). ``mlp["lr_grid"]``: learning rates at which every method
+also runs synchronously (P = 1), to test whether basis rotation's synchronous lead is an artefact of the
+shared lr 1e-3.
 """
 from __future__ import annotations
 
@@ -23,44 +31,48 @@ _TOY = dict(d=32, cond=100.0, lr=1e-2, sigma=0.05, last=200, freq=10)
 # 1500 steps: Adam's risk ratio 528x at 1e-2, 3.95x at 3e-3; chosen on Adam only, before any claim was declared)
 _KRON = dict(taus=(0, 31), lr=3e-3, sigma=0.05, freq=10, shampoo_beta=0.95, last=200)
 _ALIGN = dict(angles=(0.0, 7.5, 15.0, 22.5, 30.0, 37.5, 45.0), tau=4)
+_TRAJ = dict(steps=350, window=(150, 350), taus=(0, 4))
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # measured (issue 26 revision): 15.9 s for the whole notebook (11.4 s of timed sections), one torch thread
+    # measured (issue 26 revision): 15.9 s for the whole notebook (11.4 s of timed sections), one torch thread;
+    # issue 53 adds the 350-step 2-D runs and BR with period 100 at P = 1 (see the chapter's report for the latest)
     "smoke": dict(
         toy=dict(_TOY, taus=(0, 15), seeds=(0,), steps=2000), invariance=dict(tau=15, steps=500),
-        traj=dict(steps=150, taus=(0, 4), seeds=(0,)), interactive_steps=150,
+        traj=dict(_TRAJ, seeds=(0,)), interactive_steps=150,
         align=dict(_ALIGN, angles=(0.0, 22.5, 45.0), steps=150, seeds=(0,)),
         kron=dict(_KRON, steps=1000, seeds=(0,)),
         mlp=dict(_MLP, steps=100, Ps=(1, 8), seeds=(0,), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=()),
+                 ablation=(), controls=("AdamW (beta1 0.6)",), lr_grid=(1e-3, 3e-3)),
         gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000,
                  methods=("AdamW", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=100, n_hessian=1024),
     ),
     # measured (issue 26 revision): 151 s for the whole notebook (MLP 94 s: 48 runs x 800 steps, ~2.4 ms/step;
-    # GPT 32 s: 12 runs x 300 steps; toys ~12 s)
+    # GPT 32 s: 12 runs x 300 steps; toys ~12 s). Issue 53 adds 33 MLP runs (period 100 at P = 1, the AdamW
+    # beta1 = 0.6 control at P = 1 and 8, the lr grid at P = 1): ~81 runs, estimated ~230 s in all
     "book": dict(
         toy=dict(_TOY, taus=(0, 7, 15, 31), seeds=(0, 1, 2), steps=2500), invariance=dict(tau=15, steps=2000),
-        traj=dict(steps=400, taus=(0, 4), seeds=(0, 1, 2)), interactive_steps=300,
+        traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
         align=dict(_ALIGN, steps=300, seeds=(0, 1, 2)),
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2)),
         mlp=dict(_MLP, steps=800, Ps=(1, 8), seeds=(0, 1, 2), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)")),
+                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
+                 lr_grid=(3e-4, 1e-3, 3e-3)),
         gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=300, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
                  methods=("AdamW", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=400),
     ),
-    # estimated from the book timings: MLP 72 runs x 3000 steps x ~2.4 ms = ~9 min; GPT 12 runs x 1000 steps
-    # x ~66 ms (d_model and ctx doubled: ~8x the book step) = ~13 min; toys ~1 min: ~23 min on one free core,
-    # ~35 min under load; never run in this revision
+    # measured (results/full, commit add66a5): 1130 s on 2 shared cores (MLP 676 s: 72 runs x 3000 steps;
+    # GPT 406 s; toys ~40 s). Issue 53 adds 33 MLP runs (~300 s) and shortens the 2-D runs: ~1450 s estimated
     "full": dict(
         toy=dict(_TOY, taus=(0, 1, 3, 7, 15, 31), seeds=(0, 1, 2), steps=3000), invariance=dict(tau=31, steps=3000),
-        traj=dict(steps=600, taus=(0, 4), seeds=(0, 1, 2)), interactive_steps=300,
+        traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
         align=dict(_ALIGN, steps=600, seeds=(0, 1, 2, 3, 4)),
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2, 3, 4)),
         mlp=dict(_MLP, steps=3000, Ps=(1, 2, 4, 8), seeds=(0, 1, 2),
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), shampoo_beta=0.995),
+                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
+                 lr_grid=(3e-4, 1e-3, 3e-3), shampoo_beta=0.995),
         gpt=dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
                  methods=("AdamW", "BR (2nd, bi)"), shampoo_beta=0.995),
         hessian=dict(_HESS, steps=1000),
