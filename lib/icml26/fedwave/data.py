@@ -7,7 +7,20 @@ Four stage maps over digit strings (the brief's section 5, our design [D]; the p
 
 The chain is z0 = x, z_{k+1} = f_k(z_k), y = z4. Client k holds only pairs (z_k, z_{k+1}) of its own draws of x,
 so its input distribution is stage k-1's output distribution (the inter-stage dependency). The stage id is never a
-token: a sequence is ``BOS z SEP f(z) EOS`` over a 14-symbol vocabulary.
+token: a sequence is ``BOS z SEP f(z) EOS`` over the 14 plain symbols.
+
+A second stand-in, the *shared* workflow (`shared_stage_map`, `shared_client_datasets`), keeps what collaboration
+needs and the first one lacks (review v2 section 1 (a)-(c)):
+
+* (a) stages that share structure: every stage applies the same digit substitution sigma(v) = (7 v + 3) mod 10
+  (a bijection without fixed point, so copying gets no digit right), then signs the record with its own stamp, the
+  last digit overwritten by k: f^s_k(z) = sigma(z)_{1..L-1} k (the stages still clash: one input, four outputs);
+* (b) clients with scarce data (the presets' ``shared_n_per_client``, 64 pairs);
+* (c) the stage instruction in the prompt: ``BOS I_k z SEP f^s_k(z) EOS``, I_k one of four instruction tokens
+  (ids 14..17), like the role text of the paper's alpaca prompts. Raw strings have 3..6 digits so that I_k z fits.
+
+The frozen base is pretrained to copy strings, half of them behind an instruction token that it learns to skip
+(`pretrain_pairs`): it has seen the instruction format but not what any instruction means.
 """
 from __future__ import annotations
 
@@ -20,8 +33,10 @@ import numpy as np
 import torch
 
 BOS, SEP, EOS, PAD = 10, 11, 12, 13
-VOCAB = 14
+N_PLAIN = 14                                     # digits and the four structure symbols
+INSTR = 14                                       # instruction tokens I_0..I_3 = 14..17 (the shared workflow only)
 N_STAGES = 4
+VOCAB = N_PLAIN + N_STAGES
 MIN_LEN, MAX_LEN = 4, 7
 MAX_OUT = MAX_LEN + 1
 SEQ_LEN = 1 + MAX_LEN + 1 + MAX_OUT + 1          # BOS x SEP y EOS = 18
@@ -81,12 +96,17 @@ class PairSet:
                        np.concatenate([s.stages for s in sets]).astype(int))
 
 
-def stage_pairs(k: int, n: int, rng: np.random.Generator) -> PairSet:
-    """Client k's private data: n pairs (z_k, z_{k+1}) from n fresh raw draws."""
+def _check_client(k: int, n: int) -> None:
+    """A client id in 0..N_STAGES-1 holding at least one pair."""
     if not 0 <= k < N_STAGES:
         raise ValueError(f"stage id {k} is out of range 0..{N_STAGES - 1}")
     if n < 1:
         raise ValueError(f"client {k} would hold no data (n = {n}): every client needs at least one pair")
+
+
+def stage_pairs(k: int, n: int, rng: np.random.Generator) -> PairSet:
+    """Client k's private data: n pairs (z_k, z_{k+1}) from n fresh raw draws."""
+    _check_client(k, n)
     zs = [chain(x, k + 1) for x in raw_strings(n, rng)]
     return PairSet([z[k] for z in zs], [z[k + 1] for z in zs], np.full(n, k))
 
@@ -118,10 +138,16 @@ def chain_set(n: int, rng: np.random.Generator) -> tuple[list[tuple[int, ...]], 
 
 
 def pretrain_pairs(n: int, rng: np.random.Generator) -> PairSet:
-    """The frozen base's generic task: copy (z -> z), lengths 4..7 (a stage-free 'echo' skill)."""
+    """The frozen base's generic task: copy (z -> z), lengths 4..7 (a stage-free 'echo' skill); every second pair
+    puts a random instruction token before a 3..6-digit string, which the copy skips (``I_k z -> z``), so the
+    base knows the instruction format of the shared workflow but not what any instruction asks."""
     lens = rng.integers(MIN_LEN, MAX_LEN + 1, size=n)
     xs = [tuple(int(v) for v in rng.integers(0, 10, size=L)) for L in lens]
-    return PairSet(xs, list(xs), np.full(n, -1))
+    ys = list(xs)
+    for i in range(1, n, 2):
+        ys[i] = xs[i][1:]
+        xs[i] = (INSTR + int(rng.integers(N_STAGES)), *ys[i])
+    return PairSet(xs, ys, np.full(n, -1))
 
 
 def encode(inputs: Sequence[Sequence[int]], outputs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -140,9 +166,10 @@ def encode(inputs: Sequence[Sequence[int]], outputs: Sequence[Sequence[int]]) ->
 
 
 def check_no_stage_token(ids: torch.Tensor) -> None:
-    """Leakage guard of the routed experiments: only digits and the four structure symbols may appear."""
-    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= VOCAB):
-        raise ValueError(f"token ids must lie in [0, {VOCAB}): a stage token (or another symbol) leaked into the "
+    """Leakage guard of the routed experiments: only digits and the four structure symbols may appear (no
+    instruction token of the shared workflow)."""
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= N_PLAIN):
+        raise ValueError(f"token ids must lie in [0, {N_PLAIN}): a stage token (or another symbol) leaked into the "
                          f"inputs of a routed experiment (min {int(ids.min())}, max {int(ids.max())})")
 
 
@@ -181,3 +208,71 @@ def brute_force_ceiling(L: int) -> float:
         for k in range(N_STAGES):
             counts.setdefault(zs[k], [0, 0, 0, 0])[k] += 1
     return sum(max(c) for c in counts.values()) / (N_STAGES * 10 ** L)
+
+
+# ------------------------------------------------------------------ the shared workflow (module docstring)
+SHARED_MIN_LEN, SHARED_MAX_LEN = MIN_LEN - 1, MAX_LEN - 1      # 3..6 digits, so that I_k z has at most 7 tokens
+SHARED_STAGE_NAMES = ("sigma + stamp 0", "sigma + stamp 1", "sigma + stamp 2", "sigma + stamp 3")
+
+
+def sigma(z: Sequence[int]) -> tuple[int, ...]:
+    """The shared sub-skill: the digit substitution v -> (7 v + 3) mod 10 (a bijection without fixed point)."""
+    return tuple((7 * int(v) + 3) % 10 for v in z)
+
+
+def shared_stage_map(k: int, z: Sequence[int]) -> tuple[int, ...]:
+    """f^s_k(z) = sigma(z) with its last digit overwritten by the stage's stamp k: every stage translates the record
+    into the shared code book sigma (the shared sub-skill) and signs it (the stage's own part, which clashes across
+    stages)."""
+    if not 0 <= k < N_STAGES:
+        raise ValueError(f"stage id {k} is out of range: there are {N_STAGES} stages (0..{N_STAGES - 1})")
+    u = sigma(z)
+    return u[:-1] + (k,)
+
+
+def shared_chain(x: Sequence[int], upto: int = N_STAGES) -> list[tuple[int, ...]]:
+    """[z0, ..., z_upto] of one raw string under the shared workflow's maps."""
+    zs = [tuple(int(v) for v in x)]
+    for k in range(upto):
+        zs.append(shared_stage_map(k, zs[-1]))
+    return zs
+
+
+def instruct(k: int, z: Sequence[int]) -> tuple[int, ...]:
+    """The prompt body I_k z of stage k (the instruction token, then the digits)."""
+    if not 0 <= k < N_STAGES:
+        raise ValueError(f"stage id {k} is out of range 0..{N_STAGES - 1}")
+    return (INSTR + k, *(int(v) for v in z))
+
+
+def shared_raw_strings(n: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
+    lens = rng.integers(SHARED_MIN_LEN, SHARED_MAX_LEN + 1, size=n)
+    return [tuple(int(v) for v in rng.integers(0, 10, size=L)) for L in lens]
+
+
+def shared_stage_pairs(k: int, n: int, rng: np.random.Generator) -> PairSet:
+    """Client k's private data in the shared workflow: n pairs (I_k z_k, z_{k+1}) from n fresh raw draws."""
+    _check_client(k, n)
+    zs = [shared_chain(x, k + 1) for x in shared_raw_strings(n, rng)]
+    return PairSet([instruct(k, z[k]) for z in zs], [z[k + 1] for z in zs], np.full(n, k))
+
+
+def shared_client_datasets(n_per_client: int, rng: np.random.Generator) -> list[PairSet]:
+    """One stage-local PairSet per client of the shared workflow (scarce: the presets hold 64 pairs each)."""
+    return [shared_stage_pairs(k, n_per_client, rng) for k in range(N_STAGES)]
+
+
+def shared_chain_set(n: int, rng: np.random.Generator) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """n raw strings of the shared workflow and their end-to-end targets y = z4."""
+    xs = shared_raw_strings(n, rng)
+    return xs, [shared_chain(x)[-1] for x in xs]
+
+
+def workflow_data(workflow: str, n_per_client: int, rng: np.random.Generator) -> list[PairSet]:
+    """The clients' data of a workflow: ``"disjoint"`` (the four clashing maps, `client_datasets`) or
+    ``"shared"`` (`shared_client_datasets`)."""
+    if workflow == "disjoint":
+        return client_datasets(n_per_client, rng)
+    if workflow == "shared":
+        return shared_client_datasets(n_per_client, rng)
+    raise ValueError(f"unknown workflow {workflow!r}: 'disjoint' or 'shared'")

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .data import BOS, EOS, MAX_OUT, N_STAGES, SEP, check_no_stage_token
+from .data import BOS, EOS, MAX_OUT, N_STAGES, SEP, check_no_stage_token, instruct
 from .federated import Adapted, Params
 
 
@@ -46,13 +46,14 @@ def next_token_logits(model: Adapted, h: torch.Tensor, stage: torch.Tensor) -> t
 
 @torch.no_grad()
 def decode(model: Adapted, inputs: Sequence[Sequence[int]], gates: np.ndarray, temperature: float = 0.0,
-           top_p: float = 1.0, gen: torch.Generator | None = None) -> list[tuple[int, ...]]:
+           top_p: float = 1.0, gen: torch.Generator | None = None, instructions: bool = False) -> list[tuple[int, ...]]:
     """Decode every input with the gate-weighted mixture of its experts (``gates``: (n, K), rows summing to 1):
     at step t the next token is drawn from sum_k g_k softmax(l_k / temperature), where l_k = `next_token_logits` of
     expert k on the full prefix ``BOS x SEP y_<t`` (brief section 2.3 (a); the same function as the teacher-forced
     forward that training fits). ``temperature = 0``: greedy (argmax of sum_k g_k softmax(l_k)); otherwise sampling at
     that temperature with nucleus ``top_p``. Returns each output up to (not including) its first EOS, at most
-    MAX_OUT + 1 tokens."""
+    MAX_OUT + 1 tokens. ``instructions``: the inputs may carry the shared workflow's instruction tokens (otherwise
+    the leakage guard rejects them)."""
     gates = np.asarray(gates, dtype=np.float64)
     n = len(inputs)
     if gates.shape != (n, N_STAGES):
@@ -65,7 +66,8 @@ def decode(model: Adapted, inputs: Sequence[Sequence[int]], gates: np.ndarray, t
     for L in np.unique(lengths):
         idx = np.flatnonzero(lengths == L)
         ids = _prompts([inputs[i] for i in idx])
-        check_no_stage_token(ids)
+        if not instructions:
+            check_no_stage_token(ids)
         g = G[idx]
         active = [k for k in range(N_STAGES) if float(g[:, k].max()) > 0]
         done = torch.zeros(len(idx), dtype=torch.bool)
@@ -108,28 +110,41 @@ def exact_match(pred: Sequence[Sequence[int]], target: Sequence[Sequence[int]]) 
     return np.array([tuple(p) == tuple(t) for p, t in zip(pred, target)], dtype=float)
 
 
-def stage_em(model: Adapted, states: dict[int, Params], tests: Sequence) -> np.ndarray:
-    """Per-stage EM with the oracle stage id; ``tests[k]`` a PairSet of stage k; stage k read with states[k]."""
+def stage_em(model: Adapted, states: dict[int, Params], tests: Sequence, instructions: bool = False,
+             shift: int = 0) -> np.ndarray:
+    """Per-stage EM with the oracle stage id; ``tests[k]`` a PairSet of stage k; stage k read with states[k].
+    ``shift``: a negative control, stage k read as stage (k + shift) mod K (its parameters, VCL stage id and, with
+    ``instructions``, its instruction token) and scored against stage k's targets."""
     em = []
     for k, t in enumerate(tests):
-        model.set_params(states[k])
-        em.append(exact_match(decode(model, t.inputs, one_hot([k] * len(t))), t.outputs).mean())
+        j = (k + shift) % N_STAGES
+        model.set_params(states[j])
+        inputs = [instruct(j, z[1:]) for z in t.inputs] if instructions and shift else t.inputs
+        em.append(exact_match(decode(model, inputs, one_hot([j] * len(t)), instructions=instructions),
+                              t.outputs).mean())
     return np.array(em)
 
 
-def chain_em(model: Adapted, states: dict[int, Params], xs, ys, router=None, top_k: int = 2) -> float:
+def chain_em(model: Adapted, states: dict[int, Params], xs, ys, router=None, top_k: int = 2,
+             instructions: bool = False, shift: int = 0) -> float:
     """End-to-end EM of x -> f3(f2(f1(f0(x)))): oracle stage order, or routed at every hop (``router``: a callable
-    giving (n, K) gates for a list of inputs)."""
+    giving (n, K) gates for a list of inputs). ``instructions``: the shared workflow, hop k's prompt is I_k z
+    (`data.instruct`), and a hop's input may have at most 6 digits. ``shift``: hop k read as stage (k + shift) mod K
+    (a negative control, as in `stage_em`)."""
     z = list(xs)
+    max_len = 6 if instructions else 7
     for k in range(N_STAGES):
-        keep = [i for i, v in enumerate(z) if 1 <= len(v) <= 7]
-        cur = [z[i] if i in set(keep) else () for i in range(len(z))]
+        keep = [i for i, v in enumerate(z) if 1 <= len(v) <= max_len]
+        kept = set(keep)
+        cur = [z[i] if i in kept else () for i in range(len(z))]
+        j = (k + shift) % N_STAGES
         if router is None:
-            model.set_params(states[k])
-            gates = one_hot([k] * len(keep))
+            model.set_params(states[j])
+            gates = one_hot([j] * len(keep))
         else:
             gates = router([cur[i] for i in keep])
-        pred = decode(model, [cur[i] for i in keep], gates) if keep else []
+        prompts = [instruct(j, cur[i]) if instructions else cur[i] for i in keep]
+        pred = decode(model, prompts, gates, instructions=instructions) if keep else []
         nxt = [()] * len(z)
         for j, i in enumerate(keep):
             nxt[i] = pred[j]

@@ -124,3 +124,89 @@ def methods_table(train: dict, cfg: dict) -> dict:
         ch = np.array([train["runs"][(m, s)].chain for s in seeds])
         tab[m] = {"stage": st, "chain": ch, "seeds": seeds}
     return tab
+
+
+# ------------------------------------------------------------------ the shared workflow (data.py) and client drift
+def shared_cfg(cfg: dict, E: int | None = None, lr: float | None = None) -> dict:
+    """The preset for the shared workflow: scarce clients (``shared_n_per_client``), ``shared_steps`` local steps per
+    client in all, split into R = shared_steps / E rounds of E local steps (E = ``shared_E`` unless given), the
+    cosine schedule from lr to lr / 10."""
+    E = int(cfg["shared_E"] if E is None else E)
+    lr = float(cfg["lr"] if lr is None else lr)
+    if E < 1 or cfg["shared_steps"] % E:
+        raise ValueError(f"E = {E} must divide the fixed total of {cfg['shared_steps']} local steps")
+    return dict(cfg, workflow="shared", n_per_client=cfg["shared_n_per_client"], rounds=cfg["shared_steps"] // E,
+                local_steps=E, lr=lr, lr_min=lr / 10)
+
+
+def shared_test_sets(cfg: dict, seed: int, n_test: int, n_chain: int):
+    """Per-stage test PairSets (prompts I_k z) and end-to-end chains of the shared workflow, seeded apart."""
+    rng = np.random.default_rng(60_000 + seed)
+    tests = [D.shared_stage_pairs(k, n_test, rng) for k in range(D.N_STAGES)]
+    return tests, D.shared_chain_set(n_chain, rng)
+
+
+def _score(res, tests, chains=None, shift: int = 0) -> tuple[np.ndarray, float]:
+    stage = stage_em(res.model, res.states, tests, instructions=True, shift=shift)
+    chain = (chain_em(res.model, res.states, *chains, instructions=True, shift=shift) if chains is not None
+             else float("nan"))
+    return stage, chain
+
+
+# methods whose (E, lr) is tuned on the validation seed, and those that take another's choice
+SHARED_TIED = {"FedProx-single": "FedAvg-single", "SCAFFOLD-single": "FedAvg-single", "VC-LoRA-avg": "FedWave-VC"}
+
+
+def drift_sweep(base, cfg: dict, progress=None) -> dict:
+    """Client drift at a fixed total of ``shared_steps`` local steps per client: every method of ``sweep_methods``
+    trained on the validation seed ``sweep_seed`` for each E in ``sweep_E`` (R = total / E rounds) and lr in
+    ``sweep_lr``; centralized and local-only (no drift: one model, or no averaging) get the lr sweep at E =
+    ``shared_E``. Scored by mean-stage EM on a validation set. Returns {"grid": {(method, E, lr): EM}, "choice":
+    {method: (E, lr)}} with the best setting of each method (ties: the smaller E, then the smaller lr); FedProx and
+    SCAFFOLD take FedAvg-single's choice, VC-LoRA-avg FedWave-VC's (`SHARED_TIED`)."""
+    seed = cfg["sweep_seed"]
+    if seed in cfg["seeds"]:
+        raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
+    val, _ = shared_test_sets(cfg, seed, cfg["shared_n_val"], 1)
+    jobs = [(m, E, lr) for m in cfg["sweep_methods"] for E in cfg["sweep_E"] for lr in cfg["sweep_lr"]]
+    jobs += [(m, cfg["shared_E"], lr) for m in ("centralized", "local-only") for lr in cfg["sweep_lr"]]
+    grid = {}
+    for m, E, lr in (progress(jobs, desc="drift sweep") if progress else jobs):
+        res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
+        grid[(m, E, lr)] = float(_score(res, val)[0].mean())
+    choice = {}
+    for m in {m for m, _, _ in grid}:
+        opts = sorted((k for k in grid if k[0] == m), key=lambda k: (-grid[k], k[1], k[2]))
+        choice[m] = opts[0][1:]
+    for m, src in SHARED_TIED.items():
+        if src in choice:
+            choice[m] = choice[src]
+    return {"grid": grid, "choice": choice}
+
+
+WRONG = "FedWave-VC (wrong stage)"
+
+
+def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
+    """Every method of ``shared_methods`` at every seed on the shared workflow, each with its frozen (E, lr) from
+    `drift_sweep` (``choice``; methods absent from it run at (shared_E, lr)). Returns {"stage": {m: (seeds, K)},
+    "chain": {m: (seeds,)}, "choice": choice}; the row ``"FedWave-VC (wrong stage)"`` is FedWave-VC read at every
+    stage and hop as the next stage (instruction and VCL of stage s + 1 mod K), a negative control."""
+    stage: dict = {m: [] for m in cfg["shared_methods"]}
+    chain: dict = {m: [] for m in cfg["shared_methods"]}
+    jobs = [(s, m) for s in cfg["seeds"] for m in cfg["shared_methods"]]
+    tests = {}
+    for s, m in (progress(jobs, desc="shared workflow") if progress else jobs):
+        if s not in tests:
+            tests[s] = shared_test_sets(cfg, s, cfg["shared_n_test"], cfg["shared_n_chain"])
+        E, lr = choice.get(m, (cfg["shared_E"], cfg["lr"]))
+        res = run_method(m, base, shared_cfg(cfg, E, lr), s)
+        st, chn = _score(res, *tests[s])
+        stage[m].append(st)
+        chain[m].append(chn)
+        if m == "FedWave-VC":
+            st, chn = _score(res, *tests[s], shift=1)
+            stage.setdefault(WRONG, []).append(st)
+            chain.setdefault(WRONG, []).append(chn)
+    return {"stage": {m: np.array(v) for m, v in stage.items()}, "chain": {m: np.array(v) for m, v in chain.items()},
+            "choice": dict(choice)}

@@ -10,6 +10,17 @@ with its ``FitRes`` list.
 * `FedProx`: FedAvg on the server; the client adds (mu / 2) ||theta - theta_g||^2 (mu = 0.01).
 * `PositionWeighted`: the code's value-chain aggregation (an ablation): w_k = (a (K-k) + (1-a)(k+1)) / K with a
   falling 1 -> 0.4 -> 0 over training, normalised; relaxed chain theta = sum_k w_k theta_k.
+* `Scaffold`: SCAFFOLD (Karimireddy et al. 2020, "SCAFFOLD: Stochastic Controlled Averaging for Federated
+  Learning", Algorithm 1 with option II), in the code's baseline list (`run_moe_valuechain.sh:154`, OpenFedLLM's
+  `scaffold`). Client i starts from the server model x with y_i = x and takes E local steps
+  y_i <- y_i - eta (g_i(y_i) - c_i + c)                                                 (Alg. 1, line 10)
+  then sets its control variate c_i+ = c_i - c + (x - y_i) / (E eta)                     (line 12, option II);
+  the server sets x <- x + eta_g mean_i (y_i - x) (eta_g = 1, i.e. FedAvg of the y_i) and
+  c <- c + (|S| / N) mean_i (c_i+ - c_i) (line 17; every client takes part, |S| = N). With the chapter's local Adam,
+  the correction is applied as OpenFedLLM's `SCAFFOLD_Callback` does: after each optimizer step,
+  y_i <- y_i - eta (c - c_i). With plain SGD (`optimizer="sgd"`) this is exactly line 10.
+* LoRA-only aggregation (regime ``fed-lora``, the release's `get_peft_model_state_dict` exchange,
+  `main_sft_moe.py:154-170`): only the LoRA factors are averaged; each client's VCL stays with it and reads its stage.
 
 `lora_product_mismatch` measures the bias of averaging the factors separately: (1/K) sum B_k A_k - B_bar A_bar
 = (1/K) sum (B_k - B_bar)(A_k - A_bar) (the Theory section's identity).
@@ -84,6 +95,35 @@ class FedProx(FedAvg):
         if not mu >= 0:
             raise ValueError(f"FedProx mu must be >= 0, got {mu}")
         self.proximal_mu = float(mu)
+
+
+class Scaffold(FedAvg):
+    """SCAFFOLD's server and control variates (module docstring; Karimireddy et al. 2020, Alg. 1, option II)."""
+
+    name = "scaffold"
+
+    def initialize(self, params: Params) -> None:
+        super().initialize(params)
+        self.c = {k: torch.zeros_like(v) for k, v in params.items()}
+        self.c_i: dict[int, Params] = {}
+
+    def correction(self, cid: int) -> Params:
+        """c - c_i: what client ``cid`` adds to its gradients (Alg. 1 line 10); c_i = 0 before its first round."""
+        ci = self.c_i.get(cid)
+        return {k: v - (ci[k] if ci is not None else 0.0) for k, v in self.c.items()}
+
+    def update_controls(self, x: Params, new: Sequence[Params], cids: Sequence[int], steps: int, lr: float) -> None:
+        """c_i+ = c_i - c + (x - y_i) / (E eta) (line 12, option II), then c <- c + mean_i (c_i+ - c_i) (line 17)."""
+        if steps < 1 or not lr > 0:
+            raise ValueError(f"SCAFFOLD needs E >= 1 local steps and a positive lr, got E = {steps}, lr = {lr}")
+        delta = {k: torch.zeros_like(v) for k, v in self.c.items()}
+        for cid, y in zip(cids, new):
+            old = self.c_i.get(cid, {k: torch.zeros_like(v) for k, v in self.c.items()})
+            upd = {k: old[k] - self.c[k] + (x[k] - y[k]) / (steps * lr) for k in self.c}
+            for k in delta:
+                delta[k] += (upd[k] - old[k]) / len(new)
+            self.c_i[cid] = upd
+        self.c = {k: self.c[k] + delta[k] for k in self.c}
 
 
 class FedAvgEMA(Strategy):
@@ -251,12 +291,22 @@ def batched_loss(model: "Adapted", P: Params, ids: torch.Tensor, mask: torch.Ten
 
 def local_train_all(model: "Adapted", clients: Sequence["Client"], starts: Sequence[Params], steps: int, lr: float,
                     batch: int, gen: torch.Generator, prox: tuple[float, Params] | None = None, reg: bool = False,
-                    round_id: int = 0) -> list[Params]:
+                    round_id: int = 0, corrections: Sequence[Params] | None = None,
+                    optimizer: str = "adam") -> list[Params]:
     """`local_train` of every client at once (client-stacked parameters, one Adam over the stack: Adam is
-    elementwise, so this is each client's own Adam). Returns each client's parameters after E steps."""
+    elementwise, so this is each client's own Adam). Returns each client's parameters after E steps.
+    ``corrections``: SCAFFOLD's c - c_i per client, applied after every step as y <- y - lr (c - c_i)
+    (`Scaffold`); ``optimizer``: ``"adam"`` (the chapter's) or ``"sgd"``."""
     keys = list(starts[0])
     P = {k: torch.stack([s[k] for s in starts]).clone().requires_grad_(True) for k in keys}
-    opt = torch.optim.Adam(list(P.values()), lr=lr)
+    if optimizer not in ("adam", "sgd"):
+        raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(list(P.values()), lr=lr)
+    corr = None
+    if corrections is not None:
+        if len(corrections) != len(clients):
+            raise ValueError(f"{len(corrections)} corrections for {len(clients)} clients")
+        corr = {k: torch.stack([c[k] for c in corrections]) for k in keys}
     for _ in range(steps):
         idx = [torch.randint(0, len(c.data), (batch,), generator=gen) for c in clients]
         ids = torch.stack([c.ids[i] for c, i in zip(clients, idx)])
@@ -274,6 +324,10 @@ def local_train_all(model: "Adapted", clients: Sequence["Client"], starts: Seque
         opt.zero_grad(set_to_none=True)
         losses.sum().backward()
         opt.step()
+        if corr is not None:
+            with torch.no_grad():
+                for k in keys:
+                    P[k].sub_(lr * corr[k])
     return [{k: P[k][c].detach().clone() for k in keys} for c in range(len(clients))]
 
 
@@ -294,14 +348,18 @@ METHODS = {
     "VC-affine": ("affine", "fedavg", "fed"),
     "VC-IID": ("strict_chain", "fedavg", "fed-iid"),
     "VC-position": ("strict_chain", "position", "fed"),
+    "SCAFFOLD-single": (None, "scaffold", "fed"),
+    "VC-LoRA-avg": ("strict_chain", "fedavg", "fed-lora"),
 }
 """The training runs. FedWave-VC uses the paper's (commented-out) VCL with strict-chain masks and its
-regularisers; VC-affine is what the released forward runs (its losses zeroed)."""
+regularisers; VC-affine is what the released forward runs (its losses zeroed); SCAFFOLD-single is the code's
+`scaffold` baseline (one shared adapter); VC-LoRA-avg is FedWave-VC with only the LoRA factors averaged, each
+client's VCL kept (as the release exchanges only the PEFT dictionary)."""
 
 
 def make_strategy(name: str, cfg: dict) -> Strategy:
     return {"fedavg": lambda: FedAvg(), "fedprox": lambda: FedProx(cfg["prox_mu"]), "ema": lambda: FedAvgEMA(cfg["ema_beta"]),
-            "position": lambda: PositionWeighted()}[name]()
+            "position": lambda: PositionWeighted(), "scaffold": lambda: Scaffold()}[name]()
 
 
 @dataclass
@@ -309,7 +367,7 @@ class RunResult:
     method: str
     seed: int
     model: Adapted
-    states: dict[int, Params]          # stage -> parameters to use for that stage (all equal except local-only)
+    states: dict[int, Params]          # stage -> parameters for that stage (equal except local-only, VC-LoRA-avg)
     curve: list[np.ndarray] = field(default_factory=list)     # per round: per-stage EM on the curve set
     mismatch: list[float] = field(default_factory=list)
 
@@ -354,15 +412,21 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
                 out.curve.append(curve_fn(model, out.states))
         return out
     strategy = make_strategy(strat_name, cfg)
-    strategy.initialize(init)
+    shared_keys = [k for k in init if ".lora_" in k] if regime == "fed-lora" else list(init)
+    strategy.initialize({k: init[k] for k in shared_keys})
     for r in range(R):
-        prox = (strategy.proximal_mu, strategy.global_params) if strategy.proximal_mu > 0 else None
-        new = local_train_all(model, clients, [strategy.global_params] * len(clients), E, round_lr(cfg, r), B, gen,
-                              prox=prox, reg=reg, round_id=r)
-        results = [(p, len(c.data)) for p, c in zip(new, clients)]
+        g = strategy.global_params
+        prox = (strategy.proximal_mu, g) if strategy.proximal_mu > 0 else None
+        starts = [{**out.states[c.cid], **g} for c in clients]      # the server's shared part, the client's own rest
+        corr = [strategy.correction(c.cid) for c in clients] if isinstance(strategy, Scaffold) else None
+        lr = round_lr(cfg, r)
+        new = local_train_all(model, clients, starts, E, lr, B, gen, prox=prox, reg=reg, round_id=r, corrections=corr)
+        results = [({k: p[k] for k in shared_keys}, len(c.data)) for p, c in zip(new, clients)]
         out.mismatch.append(lora_product_mismatch(results))
+        if isinstance(strategy, Scaffold):
+            strategy.update_controls(g, [p for p, _ in results], [c.cid for c in clients], E, lr)
         g = strategy.aggregate_fit(results, server_round=r + 1, num_rounds=R)
-        out.states = {k: g for k in range(N_STAGES)}
+        out.states = {c.cid: {**p, **g} for p, c in zip(new, clients)}
         if curve_fn is not None:
             out.curve.append(curve_fn(model, out.states))
     model.set_params(out.states[0])
@@ -370,6 +434,6 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
 
 
 def _client_data(cfg: dict, seed: int) -> list[PairSet]:
-    from .data import client_datasets
+    from .data import workflow_data
 
-    return client_datasets(cfg["n_per_client"], np.random.default_rng(seed), mix_ratio=0.0)
+    return workflow_data(cfg.get("workflow", "disjoint"), cfg["n_per_client"], np.random.default_rng(seed))

@@ -10,29 +10,45 @@ from typing import Any
 _COMMON: dict[str, Any] = dict(
     n_layers=2, n_heads=4, pretrain_samples=20000, pretrain_lr=3e-3, pretrain_batch=64,
     lora_r=4, lora_alpha=8.0, batch=32, lr=1e-2, lr_min=1e-3, prox_mu=0.01, ema_beta=0.9, vcl_reg=True,
-    methods=("local-only", "FedAvg-single", "FedProx-single", "FedWave-VC", "VC+EMA", "centralized", "VC-affine",
-             "VC-IID"),
+    methods=("local-only", "FedAvg-single", "FedProx-single", "SCAFFOLD-single", "FedWave-VC", "VC+EMA", "centralized",
+             "VC-affine", "VC-IID"),
     curve_methods=("FedAvg-single", "FedProx-single", "FedWave-VC", "VC+EMA", "centralized"),
     router_hidden=64, router_lr=3e-3, router_steps=1, dpo_beta=0.1, dpo_lr=1e-3, dpo_batch=32, dpo_qs=(0.3, 0.5, 0.7, 0.9),
     ablation_methods=("VC-affine", "VC-IID"),
+    # the shared workflow (data.py): 64 pairs per client, a fixed total of shared_steps local steps per client, split
+    # into rounds of E steps; (E, lr) tuned per method on the validation seed sweep_seed (experiments.drift_sweep)
+    shared_n_per_client=64, shared_E=4, sweep_seed=0, sweep_lr=(1e-2, 3e-2),
+    sweep_methods=("FedAvg-single", "FedWave-VC"),
+    shared_methods=("local-only", "FedAvg-single", "FedProx-single", "SCAFFOLD-single", "FedWave-VC", "VC-LoRA-avg",
+                    "centralized"),
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # smoke: 1 seed, no SmolLM2. Measured 58.6 s inside the chapter, 71 s wall for `repro run` (35 s of CPU time) on
-    # the 2-core machine shared with ~8 other jobs: federated 33.8, pretrain 6.8, DPO 5.5, router 0.9
-    "smoke": dict(_COMMON, d=48, pretrain_steps=200, n_per_client=200, rounds=4, local_steps=8, seeds=(1,), ablation_seeds=(1,),
+    # smoke: 1 seed, no SmolLM2. Before the shared workflow: 31 s inside the chapter (federated 15, pretrain 3, DPO 4).
+    # With the shared workflow (issue 41 item 4), SCAFFOLD and the drift sweep, and the disjoint workflow at 4 x 4
+    # local steps (was 4 x 8, as book halves its local steps too): 48-56 s inside the chapter, 54-62 s wall for
+    # `repro run` (three runs), on the 2-core machine at load ~3.3 (other agents): federated 12-15, shared workflow 7,
+    # drift sweep 5-7, DPO 4, pretrain 3-6.
+    "smoke": dict(_COMMON, d=48, pretrain_steps=200, n_per_client=200, rounds=4, local_steps=4, seeds=(1,), ablation_seeds=(1,),
                   n_test=40, n_chain=40, n_curve=16, router_rounds=150, dpo_steps=20,
-                  dpo_unlabeled=48, smollm2=False, smollm2_train=0, smollm2_test=0),
-    # book: 3 seeds (1/3/5), SmolLM2 router features. Measured 232 s inside the chapter, 238 s wall for `repro run`
-    # (226 s CPU) under the heavy-job lock: federated 127 (20 trainings), SmolLM2 router 65, DPO 21, pretrain 6.
-    # d 48 and 8 x 16 local steps (the issue planned d 64, 8 x 25) to fit 5 min on this machine.
-    "book": dict(_COMMON, d=48, pretrain_steps=400, n_per_client=1000, rounds=8, local_steps=16, seeds=(1, 3, 5), ablation_seeds=(1,),
+                  dpo_unlabeled=48, smollm2=False, smollm2_train=0, smollm2_test=0,
+                  shared_steps=16, sweep_E=(1, 4), sweep_lr=(3e-2,), shared_n_val=16, shared_n_test=24, shared_n_chain=24),
+    # book: 3 seeds (1/3/5), SmolLM2 router features. Measured 232 s before the shared workflow (federated 127 for 20
+    # trainings, SmolLM2 router 65, DPO 21, pretrain 6). Not re-run since: estimated from single book-size trainings
+    # timed at load ~3.5 (disjoint FedWave-VC 8.4 s at 8 x 16 steps, FedAvg-single 4.6 s; shared workflow 3.5-6.5 s
+    # per 64 steps, evaluation under 1 s): with the disjoint workflow halved to 8 x 8 steps (~95 s for 23 trainings),
+    # the drift sweep (16 trainings of 48 steps, ~65 s), the shared workflow (21 trainings, ~85 s), SmolLM2 on 48/24
+    # strings per client (~40 s), DPO 21, pretrain 7, the rest ~15: ~330 s at that load, ~250-280 s on a quiet machine.
+    "book": dict(_COMMON, d=48, pretrain_steps=400, n_per_client=1000, rounds=8, local_steps=8, seeds=(1, 3, 5), ablation_seeds=(1,),
                  n_test=150, n_chain=150, n_curve=30, router_rounds=400, dpo_steps=40,
-                 dpo_unlabeled=150, smollm2=True, smollm2_train=80, smollm2_test=40),
-    # full: 5 seeds (ablations 3), d 64, 16 rounds x 36 local steps. Not run here; estimated from the book sections
-    # scaled by their work: federated (36 trainings x 2304 steps at ~18 ms) ~25 min, SmolLM2 ~3 min, DPO ~4 min,
-    # evaluation ~3 min: ~35-40 min on 2 cores. (The issue planned d 96, 20 x 40 steps: ~70 min, over budget.)
-    "full": dict(_COMMON, d=64, pretrain_steps=1200, n_per_client=2000, rounds=16, local_steps=36,
+                 dpo_unlabeled=150, smollm2=True, smollm2_train=48, smollm2_test=24,
+                 shared_steps=48, sweep_E=(1, 4, 16), shared_n_val=40, shared_n_test=60, shared_n_chain=60),
+    # full: 5 seeds (ablations 3), d 64. Not run at this revision; estimated from the book sections scaled by their
+    # work (~18 ms per stacked step at d 64): the disjoint workflow at 16 rounds x 18 local steps (was 36: the drift
+    # regime the review flagged; 39 trainings) ~15 min, the drift sweep (16 trainings of 128 steps) ~4 min, the shared
+    # workflow (35 trainings of 128 steps) ~8 min, SmolLM2 ~3 min, DPO ~4 min, evaluation ~4 min: ~38-43 min on 2 cores.
+    "full": dict(_COMMON, d=64, pretrain_steps=1200, n_per_client=2000, rounds=16, local_steps=18,
                  seeds=(1, 3, 5, 7, 9), ablation_seeds=(1, 3, 5), n_test=300, n_chain=300, n_curve=40, router_rounds=800,
-                 dpo_steps=150, dpo_unlabeled=300, smollm2=True, smollm2_train=150, smollm2_test=60),
+                 dpo_steps=150, dpo_unlabeled=300, smollm2=True, smollm2_train=150, smollm2_test=60,
+                 shared_steps=128, sweep_E=(1, 4, 16), shared_n_val=60, shared_n_test=100, shared_n_chain=100),
 }

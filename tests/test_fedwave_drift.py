@@ -1,0 +1,191 @@
+"""Unit tests of the shared workflow, SCAFFOLD, LoRA-only aggregation and the client-drift theory (icml26.fedwave)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml26 import fedwave as fw
+from icml26.fedwave import data as D
+from icml26.fedwave import drift
+from icml26.fedwave import experiments as ex
+from icml26.fedwave.federated import Adapted, Client, local_train_all, run_method
+
+CFG = dict(fw.PRESETS["smoke"], d=16, n_layers=1, n_heads=2, pretrain_steps=2, pretrain_samples=64, rounds=2,
+           local_steps=2, n_per_client=16)
+
+
+@pytest.fixture(scope="module")
+def base():
+    return fw.pretrain_base(CFG, seed=0)
+
+
+# ---------------------------------------------------------------- the shared workflow
+def test_shared_maps_share_sigma_and_clash_on_the_stamp():
+    z = (0, 1, 2, 9)
+    assert D.sigma(z) == (3, 0, 7, 6)
+    assert all(D.sigma((v,)) != (v,) for v in range(10))                       # no fixed point: copying gets none
+    assert sorted(D.sigma(range(10))) == list(range(10))                        # a bijection
+    outs = [fw.shared_stage_map(k, z) for k in range(4)]
+    assert all(o[:-1] == (3, 0, 7) and o[-1] == k for k, o in enumerate(outs))  # shared prefix, clashing stamp
+    with pytest.raises(ValueError, match="out of range"):
+        fw.shared_stage_map(4, z)
+
+
+def test_shared_clients_carry_the_instruction_and_the_chain():
+    local = fw.shared_client_datasets(12, np.random.default_rng(0))
+    for k, c in enumerate(local):
+        assert set(c.stages) == {k}
+        for z, y in zip(c.inputs, c.outputs):
+            assert z[0] == D.INSTR + k and all(0 <= v < 10 for v in z[1:])
+            assert fw.shared_stage_map(k, z[1:]) == y and D.SHARED_MIN_LEN <= len(z) - 1 <= D.SHARED_MAX_LEN
+    ids, mask = D.encode(local[3].inputs, local[3].outputs)           # fits the sequence length
+    with pytest.raises(ValueError, match="stage token"):
+        D.check_no_stage_token(ids)                                   # the routed experiments' guard refuses them
+    xs, ys = D.shared_chain_set(5, np.random.default_rng(1))
+    assert all(D.shared_chain(x)[-1] == y for x, y in zip(xs, ys))
+    with pytest.raises(ValueError, match="workflow"):
+        D.workflow_data("other", 4, np.random.default_rng(0))
+
+
+def test_pretraining_skips_the_instruction():
+    p = D.pretrain_pairs(10, np.random.default_rng(0))
+    for i, (x, y) in enumerate(zip(p.inputs, p.outputs)):
+        assert (x == y) if i % 2 == 0 else (x[0] >= D.INSTR and x[1:] == y)
+
+
+def test_decode_with_instructions_and_chain(base):
+    model = Adapted(base, CFG, "strict_chain")
+    x = [D.instruct(2, (1, 2, 3))]
+    with pytest.raises(ValueError, match="stage token"):
+        fw.decode(model, x, fw.one_hot([2]))
+    assert isinstance(fw.decode(model, x, fw.one_hot([2]), instructions=True)[0], tuple)
+    xs, ys = D.shared_chain_set(4, np.random.default_rng(0))
+    init = model.get_params()
+    em = fw.chain_em(model, {k: init for k in range(4)}, xs, ys, instructions=True)
+    assert 0.0 <= em <= 1.0
+
+
+# ---------------------------------------------------------------- SCAFFOLD and client drift on quadratics
+def _quadratics(seed=0, n=4, d=3):
+    rng = np.random.default_rng(seed)
+    As, xs = [], []
+    for _ in range(n):
+        Q = np.linalg.qr(rng.normal(size=(d, d)))[0]
+        As.append(Q @ np.diag(rng.uniform(0.2, 2.0, d)) @ Q.T)
+        xs.append(rng.normal(size=d) * 2)
+    return As, xs
+
+
+def test_scaffold_reaches_the_global_optimum_where_fedavg_is_biased():
+    As, xs = _quadratics()
+    xstar = drift.global_optimum(As, xs)
+    for E in (4, 16):
+        fa = drift.run_quadratic(As, xs, "fedavg", E, 0.1, 600)
+        sc = drift.run_quadratic(As, xs, "scaffold", E, 0.1, 600)
+        np.testing.assert_allclose(fa, drift.fedavg_fixed_point(As, xs, E, 0.1), atol=1e-8)   # (D1)
+        assert np.linalg.norm(fa - xstar) > 1e-2                                           # biased
+        np.testing.assert_allclose(sc, xstar, atol=1e-6)                                    # SCAFFOLD is not
+    np.testing.assert_allclose(drift.run_quadratic(As, xs, "fedavg", 1, 0.1, 800), xstar, atol=1e-8)   # E = 1: none
+
+
+def test_fedavg_bias_first_order_and_growth():
+    a, x = [0.5, 1.0, 2.0], [1.0, -2.0, 3.0]
+    As, xs = [np.array([[v]]) for v in a], [np.array([v]) for v in x]
+    xstar = drift.global_optimum(As, xs)[0]
+    biases = []
+    for E in (2, 4, 8):
+        b = drift.fedavg_fixed_point(As, xs, E, 1e-3)[0] - xstar
+        assert b == pytest.approx(drift.first_order_bias(a, x, E, 1e-3), rel=2e-2)       # (D2) at small eta
+        biases.append(abs(drift.fedavg_fixed_point(As, xs, E, 0.05)[0] - xstar))
+    assert biases[0] < biases[1] < biases[2]
+    with pytest.raises(ValueError, match="positive definite"):
+        drift.global_optimum([np.array([[-1.0]])], [np.array([0.0])])
+    with pytest.raises(ValueError, match="fedavg"):
+        drift.run_quadratic(As, xs, "fedprox", 1, 0.1, 1)
+
+
+def test_scaffold_strategy_controls_match_option_two():
+    s = fw.Scaffold()
+    x = {"w": torch.zeros(2)}
+    s.initialize(x)
+    assert torch.equal(s.correction(0)["w"], torch.zeros(2))
+    ys = [{"w": torch.tensor([-0.2, 0.0])}, {"w": torch.tensor([0.4, 0.2])}]
+    s.update_controls(x, ys, [0, 1], steps=2, lr=0.1)
+    # c_i+ = (x - y_i) / (E eta), c = mean of them (c and c_i start at 0)
+    torch.testing.assert_close(s.c_i[0]["w"], torch.tensor([1.0, 0.0]))
+    torch.testing.assert_close(s.c_i[1]["w"], torch.tensor([-2.0, -1.0]))
+    torch.testing.assert_close(s.c["w"], torch.tensor([-0.5, -0.5]))
+    torch.testing.assert_close(s.correction(0)["w"], torch.tensor([-1.5, -0.5]))
+    with pytest.raises(ValueError, match="SCAFFOLD"):
+        s.update_controls(x, ys, [0, 1], steps=0, lr=0.1)
+
+
+def test_scaffold_correction_in_local_training_equals_sgd_line_10(base):
+    """With SGD, local_train_all's correction is y <- y - lr (g - c_i + c): compare against the uncorrected step."""
+    model = Adapted(base, CFG, None)
+    cl = [Client(k, d) for k, d in enumerate(fw.client_datasets(8, np.random.default_rng(0)))][:2]
+    start = model.get_params()
+    corr = [{k: torch.full_like(v, 0.5 * (i + 1)) for k, v in start.items()} for i in range(2)]
+    plain = local_train_all(model, cl, [start] * 2, 1, 0.1, 4, torch.Generator().manual_seed(0), optimizer="sgd")
+    corrected = local_train_all(model, cl, [start] * 2, 1, 0.1, 4, torch.Generator().manual_seed(0), optimizer="sgd",
+                                corrections=corr)
+    for i in range(2):
+        for k in start:
+            torch.testing.assert_close(corrected[i][k], plain[i][k] - 0.1 * corr[i][k])
+    with pytest.raises(ValueError, match="optimizer"):
+        local_train_all(model, cl, [start] * 2, 1, 0.1, 4, torch.Generator(), optimizer="lion")
+
+
+# ---------------------------------------------------------------- LoRA-only aggregation and the shared runs
+def test_lora_only_averaging_keeps_each_clients_vcl(base):
+    cfg = dict(CFG, workflow="shared", n_per_client=8)
+    res = run_method("VC-LoRA-avg", base, cfg, seed=1)
+    lora = [k for k in res.states[0] if ".lora_" in k]
+    vcl = [k for k in res.states[0] if k.startswith("vcl.")]
+    assert lora and vcl
+    for k in lora:
+        assert all(torch.equal(res.states[0][k], res.states[c][k]) for c in range(4))
+    assert any(not torch.equal(res.states[0][k], res.states[1][k]) for k in vcl)
+    full = run_method("FedWave-VC", base, cfg, seed=1)
+    assert all(torch.equal(full.states[0][k], full.states[1][k]) for k in vcl)
+    sc = run_method("SCAFFOLD-single", base, cfg, seed=1)
+    assert all(torch.isfinite(v).all() for v in sc.states[0].values())
+
+
+def test_shared_cfg_and_sweep_choice(base, monkeypatch):
+    c = ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=1, lr=0.03)
+    assert c["rounds"] * c["local_steps"] == fw.PRESETS["smoke"]["shared_steps"] and c["lr_min"] == pytest.approx(0.003)
+    with pytest.raises(ValueError, match="divide"):
+        ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
+    cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2,), shared_E=2, shared_n_val=2, sweep_seed=0,
+               sweep_methods=("FedAvg-single",), seeds=(1,))
+    scores = {1: 0.5, 2: 0.5}
+    monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (np.array([scores[res.model_E]]), 0.0))
+    real = ex.run_method
+
+    def fake(m, b, cf, s):
+        r = real(m, b, dict(cf, rounds=1, local_steps=1), s)
+        r.model_E = cf["local_steps"]
+        return r
+    monkeypatch.setattr(ex, "run_method", fake)
+    out = ex.drift_sweep(base, cfg)
+    assert out["choice"]["FedAvg-single"] == (1, 1e-2)            # a tie goes to the smaller E
+    assert out["choice"]["SCAFFOLD-single"] == out["choice"]["FedProx-single"] == (1, 1e-2)
+    with pytest.raises(ValueError, match="validation seed"):
+        ex.drift_sweep(base, dict(cfg, seeds=(0,)))
+
+
+def test_wrong_stage_reading_uses_the_next_stages_instruction_and_parameters(base, monkeypatch):
+    model = Adapted(base, CFG, "strict_chain")
+    tests = fw.shared_client_datasets(3, np.random.default_rng(0))
+    seen = []
+    real = fw.evaluate.decode
+
+    def spy(m, inputs, gates, **kw):
+        seen.append((inputs[0][0], int(np.argmax(gates[0]))))
+        return real(m, inputs, gates, **kw)
+    monkeypatch.setattr(fw.evaluate, "decode", spy)
+    init = model.get_params()
+    fw.stage_em(model, {k: init for k in range(4)}, tests, instructions=True, shift=1)
+    assert seen == [(D.INSTR + (k + 1) % 4, (k + 1) % 4) for k in range(4)]
