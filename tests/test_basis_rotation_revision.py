@@ -166,3 +166,78 @@ def test_momentum_control_is_adamw_with_beta1_06():
     (inner,) = opt.optimizers
     assert isinstance(inner, torch.optim.AdamW) and inner.param_groups[0]["betas"] == (0.6, 0.999)
     assert "AdamW (beta1 0.6)" not in br.BASELINES
+
+
+# ---------------------------------------------------------------- third review: carry band, alpha fit, censoring
+def test_carry_band_matches_the_reviewers_numbers_and_brackets_the_declared_rule():
+    band = br.carry_band(8, 4)
+    assert set(band) == set(br.CARRY_LAWS)
+    a1 = band["alpha 1 (declared)"]
+    assert a1["C4a"] == pytest.approx(1 - br.scaled_ratio(8)) and a1["C4b"] == pytest.approx(1.0626, abs=1e-4)
+    # the third review's sensitivity table (alpha 0.5 / 2 / log-linear: C4a share, C4d, C10)
+    for law, want in (("alpha 0.5", (0.559, 0.341, 0.426)), ("alpha 2", (0.136, 0.806, 0.954)),
+                      ("log-linear", (0.244, 0.703, 0.854))):
+        got = (band[law]["C4a"], band[law]["C4d"], band[law]["C10"])
+        assert got == pytest.approx(want, abs=1e-3), law
+    assert a1["C10 (4.24)"] == pytest.approx(0.769, abs=1e-3)       # the 5.81 attribution flagged in the chapter
+    assert br.lenient_end(band, "C4a", "at_least") == pytest.approx(0.136, abs=1e-3)
+    assert br.lenient_end(band, "C10", "at_most", extra=[0.99]) == 0.99
+    with pytest.raises(ValueError):
+        br.lenient_end(band, "C4a", "below")
+    with pytest.raises(ValueError):
+        br.scaled_slowdown(8, 1.27, law="cubic")
+    with pytest.raises(ValueError):
+        br.scaled_slowdown(8, 1.27, alpha=0.0)
+    for law in br.CARRY_LAWS.values():                               # every law gives back the paper at P = 32
+        assert br.scaled_slowdown(32, 4.24, **law) == pytest.approx(4.24)
+        assert br.scaled_slowdown(1, 4.24, **law) == pytest.approx(1.0)
+
+
+def test_band_reading_separates_decidable_misses_from_band_misses():
+    # at_least 0.39 with lenient end 0.14: inside, wholly beyond the lenient end, and in between
+    assert br.band_reading(0.4, 0.6, 0.39, 0.14, "at_least") == ""
+    assert br.band_reading(0.0, 0.1, 0.39, 0.14, "at_least") == ""
+    assert "lenient end" in br.band_reading(0.2, 0.3, 0.39, 0.14, "at_least")
+    assert "lenient end" in br.band_reading(0.3, 0.5, 0.39, 0.14, "at_least")     # straddles the declared threshold
+    assert br.band_reading(0.96, 1.2, 0.69, 0.95, "at_most") == ""
+    assert "lenient end" in br.band_reading(0.7, 0.9, 0.69, 0.95, "at_most")
+    assert br.band_reading(float("nan"), 1.0, 0.69, 0.95, "at_most") == ""
+    with pytest.raises(ValueError):
+        br.band_reading(0.1, 0.2, 0.3, 0.1, "between")
+
+
+def test_fit_alpha_recovers_a_planted_exponent_and_needs_two_depths():
+    Ps = [1, 2, 4, 8]
+    for alpha in (0.5, 1.0, 2.0):
+        sd = [1 + 0.3 * br.equivalent_staleness(P) ** alpha for P in Ps]
+        assert br.fit_alpha(Ps, sd) == pytest.approx(alpha, abs=0.01)
+    assert br.fit_alpha([4, 8], [1 + 0.1 * br.equivalent_staleness(4), 1 + 0.1 * br.equivalent_staleness(8)]) == \
+        pytest.approx(1.0, abs=0.01)
+    assert math.isnan(br.fit_alpha([1, 8], [1.0, 2.0]))              # one depth above P = 1
+    assert math.isnan(br.fit_alpha([4, 8], [float("nan"), 2.0]))
+    assert np.isfinite(br.fit_alpha([2, 4, 8], [0.9, 1.0, 1.2]))     # slowdowns at or below 1 are kept
+
+
+def test_seed_slowdown_drops_censored_synchronous_runs_and_flags_bounds():
+    # the third review's smoke case: censored at both P (100 / 100) must not read as slowdown 1
+    sd, lower = br.seed_slowdown((np.array([100.0, 100.0, 80.0]), np.array([True, True, False])),
+                                 (np.array([100.0, 50.0, 40.0]), np.array([True, False, False])))
+    assert math.isnan(sd[0]) and sd[1] == 2.0 and sd[2] == 2.0
+    assert list(lower) == [False, True, False]
+
+
+def test_censoring_reason_points_the_right_way():
+    cens, none_ = np.array([True, False]), np.array([False, False])
+    one = np.array([1.0, 1.0])
+    # share = 1 - sd(BR) / sd(base), claimed at least: BR censored at P makes it an upper bound -> untestable
+    assert "upper bound" in br.censoring_reason("at_least", {"BR": (one, -1, cens), "base": (one, +1, none_)})
+    # the baseline censored makes the share a lower bound: conservative for at_least -> testable
+    assert br.censoring_reason("at_least", {"BR": (one, -1, none_), "base": (one, +1, cens)}) == ""
+    # a slowdown claimed at most, censored: a lower bound -> untestable, unless already wholly outside
+    assert "lower bound" in br.censoring_reason("at_most", {"BR": (one, +1, cens)}, interval=(1.0, 1.2), threshold=1.27)
+    assert br.censoring_reason("at_most", {"BR": (one, +1, cens)}, interval=(1.5, 2.0), threshold=1.27) == ""
+    # no slowdown at all
+    assert "P = 1" in br.censoring_reason("at_least", {"BR": (np.array([np.nan, 1.0]), -1, none_)})
+    assert "at P = 1 in some" in br.censoring_reason("at_most", {"base": (one, +1, cens)}, where="P = 1")
+    with pytest.raises(ValueError):
+        br.censoring_reason("between", {})

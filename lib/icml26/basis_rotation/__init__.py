@@ -12,10 +12,12 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 * models / data: :class:`DeepMLP`, :class:`TinyGPT`, :class:`TeacherRegression`, :func:`stdlib_corpus`,
   :class:`CharCorpus`
 * toys: :func:`run_quadratic`, :func:`rotation2d`, :func:`random_rotation`, :func:`steady_state_loss`
-* the paper's P = 32 numbers carried to the chapter's P (equivalent staleness): :func:`equivalent_staleness`,
-  :func:`scaled_slowdown`, :func:`scaled_ratio`, :func:`scaled_reduction`
-* fidelity: :mod:`~icml26.basis_rotation.reference` (an independent re-statement of the official step,
-  :func:`~icml26.basis_rotation.reference.official_differential`, the SOAP cross-check)
+* the paper's P = 32 numbers carried to the chapter's P by an *assumed* rule (equivalent staleness, exponent
+  alpha) and its band: :func:`equivalent_staleness`, :func:`scaled_slowdown`, :func:`scaled_ratio`,
+  :func:`scaled_reduction`, :data:`CARRY_LAWS`, :func:`carry_band`, :func:`lenient_end`, :func:`band_reading`,
+  :func:`fit_alpha`; censored slowdowns: :func:`seed_slowdown`, :func:`censoring_reason`
+* fidelity: :mod:`~icml26.basis_rotation.reference` (the golden fixture of the official class's outputs,
+  :func:`~icml26.basis_rotation.reference.golden_differential`; a paraphrase of the official step; the SOAP cross-check)
 * Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
 * experiments / sizes: :func:`delay_sweep`, :func:`exact_invariance`, :func:`trajectories_2d`,
   :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
@@ -24,7 +26,7 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
-from .experiments import (Task, alignment_sweep, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
+from .experiments import (Task, alignment_sweep, censoring_reason, seed_slowdown, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
                           slowdown_sweep, slowdown_table, trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
@@ -32,7 +34,8 @@ from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimi
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
 from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
 from .presets import PRESETS
-from .theory import PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, equivalent_staleness, scaled_ratio, scaled_reduction, scaled_slowdown
+from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, carry_band, equivalent_staleness,
+                     fit_alpha, lenient_end, scaled_ratio, scaled_reduction, scaled_slowdown)
 from .toys import TOY_METHODS, kronecker_regression, update_alignment, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
 
 __all__ = [
@@ -44,5 +47,6 @@ __all__ = [
     "slowdown_table", "split_stages", "stage_delays", "stdlib_corpus", "steady_state_loss", "train_pipeline",
     "trajectories_2d", "warmup_cosine", "alignment_sweep", "levels_2d", "r_2d", "seed_iterations",
     "slowdown_vs_target", "PAPER_P", "PAPER_SLOWDOWN", "PAPER_SYNC_RATIO", "equivalent_staleness", "scaled_ratio",
-    "scaled_reduction", "scaled_slowdown", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
+    "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end",
+    "censoring_reason", "seed_slowdown", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
 ]

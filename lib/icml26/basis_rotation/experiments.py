@@ -276,3 +276,50 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
     return {"H": H.numpy(), "H_rot": Ht.numpy(), "r_orig": l11_ratio(H), "r_rot": l11_ratio(Ht),
             "l11": float(H.abs().sum()), "l11_cauchy": est, "trace": float(torch.diagonal(H).sum()),
             "neg_eig_mass": float(evals.clamp(max=0).abs().sum() / evals.abs().sum()), "shape": tuple(W.shape)}
+
+
+def seed_slowdown(it_P: tuple[np.ndarray, np.ndarray], it_1: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Per-seed slowdown ``iterations(P) / iterations(1)`` from two :func:`seed_iterations` results, and the
+    seeds where it is only a lower bound.
+
+    A seed whose ``P = 1`` run is censored has no slowdown (NaN: its denominator is a bound, the ratio
+    nothing); a seed censored at ``P`` only has a slowdown that is a *lower* bound (``lower`` True)."""
+    (iP, cP), (i1, c1) = it_P, it_1
+    c1 = np.asarray(c1, bool)
+    sd = np.where(c1, np.nan, np.asarray(iP, float) / np.asarray(i1, float))
+    return sd, np.asarray(cP, bool) & ~c1
+
+
+def censoring_reason(claim_side: str, parts: dict, interval: tuple[float, float] | None = None,
+                     threshold: float | None = None, where: str = "the deepest P") -> str:
+    """Why a claim built from censored counts cannot be judged here, or ``""`` when it can.
+
+    ``claim_side`` is the declared region's side (``"at_least"`` or ``"at_most"`` ``threshold``). ``parts`` maps
+    a name to ``(values per seed, sign, lower)``: a slowdown or an iteration count, ``sign = +1`` when the claimed
+    quantity increases with it and ``-1`` when it decreases, ``lower`` the seeds where it is only a lower bound
+    (censored at the deepest ``P``; :func:`seed_slowdown`). A NaN value (censored at ``P = 1``: no slowdown) makes
+    the claim untestable. A lower bound on a part makes the claimed value a bound in the direction of ``sign``
+    (``+1``: a lower bound, ``-1``: an upper bound); that is the *wrong way* when it could make a pass vacuous: an
+    upper bound on a value claimed ``at_least``, a lower bound on one claimed ``at_most``. A miss is still a miss:
+    when ``interval`` (the value's confidence interval) already lies wholly outside the region, a wrong-way bound
+    only pushes it further out, and no reason is returned for it. ``where`` names the depth of the ``lower``
+    flags in the reason (``"P = 1"`` for a comparison of synchronous counts)."""
+    if claim_side not in ("at_least", "at_most"):
+        raise ValueError(f"claim_side must be 'at_least' or 'at_most', got {claim_side!r}")
+    outside = False
+    if interval is not None and threshold is not None and all(np.isfinite(interval)):
+        outside = interval[1] < threshold if claim_side == "at_least" else interval[0] > threshold
+    why = []
+    for name, (values, sign, lower) in parts.items():
+        values = np.asarray(values, float)
+        if np.isnan(values).any():
+            why.append(f"{name} never reaches the target at P = 1 in some seed (no slowdown)")
+            continue
+        if not np.asarray(lower, bool).any() or sign not in (1, -1):
+            continue
+        value_bound = "lower" if sign > 0 else "upper"
+        wrong = (claim_side == "at_least") == (value_bound == "upper")
+        if wrong and not outside:
+            why.append(f"{name} is censored at {where} in some seed: its count is a lower bound, which makes "
+                       f"the claimed value {'a lower' if value_bound == 'lower' else 'an upper'} bound, the wrong way for this region")
+    return "; ".join(why)

@@ -14,7 +14,9 @@ constant step size, every method's iterates become unstable at tau = 4 once Adam
 ``book`` and ``full``. ``mlp["controls"]`` are extra methods run at P = 1 and the deepest P that are not the
 paper's (the AdamW beta1 = 0.6 momentum control). ``mlp["lr_grid"]``: learning rates at which every method
 also runs synchronously (P = 1), to test whether basis rotation's synchronous lead is an artefact of the
-shared lr 1e-3.
+shared lr 1e-3. ``mlp["lr_grid_deep"]`` (``full`` only, ~12 runs, ~2 min): the same grid at the deepest P for
+``mlp["lr_deep_methods"]``, so that each method's slowdown can be read at its own best learning rate (the third
+review: basis rotation on the MLP is far more delay-sensitive per unit of staleness than in the paper).
 """
 from __future__ import annotations
 
@@ -49,13 +51,15 @@ PRESETS: dict[str, dict[str, Any]] = {
     ),
     # measured (issue 26 revision): 151 s for the whole notebook (MLP 94 s: 48 runs x 800 steps, ~2.4 ms/step;
     # GPT 32 s: 12 runs x 300 steps; toys ~12 s). Issue 53 adds 33 MLP runs (period 100 at P = 1, the AdamW
-    # beta1 = 0.6 control at P = 1 and 8, the lr grid at P = 1): ~81 runs, estimated ~230 s in all
+    # beta1 = 0.6 control at P = 1 and 8, the lr grid at P = 1): ~81 runs, estimated ~230 s in all. The third review
+    # adds P = 4 for the four main methods (12 runs, ~15 s: two depths above P = 1 for the exponent fit C4f) and
+    # two extra 2-D runs at tau = 0 (~4 s): ~250 s estimated
     "book": dict(
         toy=dict(_TOY, taus=(0, 7, 15, 31), seeds=(0, 1, 2), steps=2500), invariance=dict(tau=15, steps=2000),
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
         align=dict(_ALIGN, steps=300, seeds=(0, 1, 2)),
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2)),
-        mlp=dict(_MLP, steps=800, Ps=(1, 8), seeds=(0, 1, 2), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
+        mlp=dict(_MLP, steps=800, Ps=(1, 4, 8), seeds=(0, 1, 2), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
                  lr_grid=(3e-4, 1e-3, 3e-3)),
         gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=300, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
@@ -63,7 +67,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         hessian=dict(_HESS, steps=400),
     ),
     # measured (results/full, commit add66a5): 1130 s on 2 shared cores (MLP 676 s: 72 runs x 3000 steps;
-    # GPT 406 s; toys ~40 s). Issue 53 adds 33 MLP runs (~300 s) and shortens the 2-D runs: ~1450 s estimated
+    # GPT 406 s; toys ~40 s). Issue 53 adds 33 MLP runs (~300 s) and shortens the 2-D runs: ~1450 s estimated;
+    # the third review adds two 2-D runs at tau = 0 (~4 s) and the golden-fixture check (~2 s)
     "full": dict(
         toy=dict(_TOY, taus=(0, 1, 3, 7, 15, 31), seeds=(0, 1, 2), steps=3000), invariance=dict(tau=31, steps=3000),
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
@@ -72,7 +77,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         mlp=dict(_MLP, steps=3000, Ps=(1, 2, 4, 8), seeds=(0, 1, 2),
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
-                 lr_grid=(3e-4, 1e-3, 3e-3), shampoo_beta=0.995),
+                 lr_grid=(3e-4, 1e-3, 3e-3), lr_grid_deep=(3e-4, 3e-3), lr_deep_methods=("NAdamW", "BR (2nd, bi)"),
+                 shampoo_beta=0.995),
         gpt=dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
                  methods=("AdamW", "BR (2nd, bi)"), shampoo_beta=0.995),
         hessian=dict(_HESS, steps=1000),

@@ -1,9 +1,17 @@
-"""An independent re-statement of the official basis-rotation step, for differential checks (issue 53).
+"""A paraphrase of the official basis-rotation step, and the golden fixture of the official class (issue 53).
 
 :func:`official_rule` applies, gradient by gradient, one step of the official ``optim/basis_rotation.py``
-(LOG-postech/basis-rotation; read at the mirror joonkyoo/basis-rotation@7d3712d) as the research brief's
-Algorithms 1-2 (sections 2.2-2.3) and the second review's line-by-line account describe it, written as plain
-functions with none of :class:`~icml26.basis_rotation.optim.BasisRotationAdam`'s structure:
+(LOG-postech/basis-rotation, class ``BasisRotation``) as plain functions. It is a *paraphrase*, not an
+independent statement: it was written from the research brief's Algorithms 1-2 and a line-by-line account of
+the official file, and it follows :mod:`~icml26.basis_rotation.optim` closely (the refresh and permutation
+logic is the same logic re-typed), so agreement between the two shows that the class and its paraphrase say
+the same thing, not that either says what the official code says. That evidence comes from the **golden
+fixture** ``official_golden.json`` (beside this file): the final weights of the official class itself, run
+outside this project on :func:`_problem` with :data:`DIFF_HP` for 2nd/1st x bi/uni x five shapes (provenance
+inside the file: repository joonkyoo/basis-rotation, commit a277112, file ``optim/basis_rotation.py``).
+:func:`golden_differential` compares any implementation with it.
+
+What the paraphrase writes down:
 
 * (Alg. 1) first moment in the original space, second moment in the rotated space; weight decay
   ``W <- W - lr wd W`` before the step; step size ``lr sqrt(1 - b2^t) / (1 - b1^t)``;
@@ -12,7 +20,9 @@ functions with none of :class:`~icml26.basis_rotation.optim.BasisRotationAdam`'s
   sort by ``diag(Q^T L Q)``, permute the second moment along that axis, one ``qr(L Q)`` power step;
   ``1st``: cold start full SVD of the look-ahead momentum ``M' = b1 M + (1 - b1) G``, warm start
   ``U <- qr(M' V)`` then ``V <- qr(M'^T U_old)`` (complete), the second moment permuted along axis 1 then 0;
-  decompositions in float32.
+  decompositions in float32. A consequence the official code has too: with ``(1st, uni)`` on a weight with
+  rows >= cols, ``Q_L`` stays the identity, yet every refresh (every step, by the quirk above) permutes the
+  *rows* of the second moment by the row-norm order of the look-ahead momentum.
 
 ``ema="lerp"`` is the official covariance EMA op; ``ema="ours"`` the same EMA rounded as ours
 (``mul_().addmm_()``): the two differ by round-off, which decides the basis ``eigh`` picks for the null space
@@ -20,9 +30,13 @@ of a rank-deficient cold-start factor (a 9 x 9 ``G^T G`` from 6 rows).
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import torch
 
-__all__ = ["DIFF_HP", "official_differential", "official_rule", "quirk_off_differential", "soap_differential"]
+__all__ = ["DIFF_HP", "GOLDEN_PATH", "golden_cases", "golden_differential", "official_differential", "official_rule",
+           "quirk_off_differential", "soap_differential"]
 
 
 def _sides(geometry, rows, cols):
@@ -153,10 +167,12 @@ that float32 round-off in the rotated coordinates is not amplified into +-lr ste
 
 
 def official_differential(shapes=((6, 9), (9, 6), (7, 7)), steps: int = 60, seed: int = 0,
-                          ema: str = "ours") -> dict[tuple[str, str, tuple[int, int]], float]:
+                          ema: str = "lerp") -> dict[tuple[str, str, tuple[int, int]], float]:
     """``max |ours - official_rule| / max |official_rule - W0|`` after ``steps`` steps, for every
     (source, geometry, shape): :class:`~icml26.basis_rotation.optim.BasisRotationAdam` against the
-    re-statement of the official step (:func:`official_rule`), on the same gradients."""
+    paraphrase of the official step (:func:`official_rule`, with the official ``lerp`` EMA by default), on the
+    same gradients. Class and paraphrase share their logic: this shows consistency, :func:`golden_differential`
+    shows fidelity."""
     out = {}
     for source in ("2nd", "1st"):
         for geometry in ("bi", "uni"):
@@ -169,22 +185,64 @@ def official_differential(shapes=((6, 9), (9, 6), (7, 7)), steps: int = 60, seed
     return out
 
 
-def quirk_off_differential(steps: int = 60, seed: int = 2) -> float:
-    """The negative control of :func:`official_differential`: the same comparison on a tall weight with
-    ``uni`` geometry, for a rule that differs from the official one only in refreshing every ``freq`` steps
-    instead of every step (``uni_refresh_quirk=False``). Must be far from zero."""
+GOLDEN_PATH = Path(__file__).with_name("official_golden.json")
+"""The golden fixture: final weights of the official ``BasisRotation`` class (module docstring)."""
+
+
+def golden_cases(path: Path = GOLDEN_PATH) -> dict:
+    """The golden fixture as ``{"provenance": {...}, "cases": [{"source", "geometry", "shape", "final"}, ...]}``.
+
+    Each case's problem is regenerated with :func:`_problem`; its checksums (``w0_sum``, ``g_sum``) are
+    checked so that a change of the generator cannot silently compare different problems."""
+    data = json.loads(Path(path).read_text())
+    steps, seed = data["provenance"]["steps"], data["provenance"]["seed"]
+    for case in data["cases"]:
+        W, grads = _problem(tuple(case["shape"]), seed, steps)
+        w0, gs = float(W.double().sum()), float(sum(g.double().sum() for g in grads))
+        if abs(w0 - case["w0_sum"]) > 1e-6 * (1 + abs(w0)) or abs(gs - case["g_sum"]) > 1e-6 * (1 + abs(gs)):
+            raise RuntimeError(f"golden case {case['source']}/{case['geometry']}/{case['shape']}: the problem generator "
+                               "no longer reproduces the fixture's problem (checksums differ)")
+        case["W0"], case["grads"] = W, grads
+        case["final"] = torch.tensor(case["final"], dtype=torch.float32)
+    return data
+
+
+def golden_differential(run=None, path: Path = GOLDEN_PATH) -> dict[tuple[str, str, tuple[int, int]], float]:
+    """``max |run - official| / max |official - W0|`` for every case of the golden fixture.
+
+    ``run(W0, grads, **hp)`` returns the final weight (hp: :data:`DIFF_HP` with ``source`` and ``geometry``);
+    the default is :class:`~icml26.basis_rotation.optim.BasisRotationAdam` (:func:`_run_ours`)."""
+    run = _run_ours if run is None else run
+    data = golden_cases(path)
+    hp0 = {k: tuple(v) if isinstance(v, list) else v for k, v in data["provenance"]["hp"].items()}
+    out = {}
+    for case in data["cases"]:
+        hp = dict(hp0, source=case["source"], geometry=case["geometry"])
+        got = run(case["W0"], case["grads"], **hp)
+        ref, W = case["final"], case["W0"]
+        out[(case["source"], case["geometry"], tuple(case["shape"]))] = float((got - ref).abs().max() / (ref - W).abs().max())
+    return out
+
+
+def _run_quirk_off(W: torch.Tensor, grads, **hp) -> torch.Tensor:
     from .optim import BasisRotationAdam
 
-    W, grads = _problem((9, 6), seed, steps)
-    hp = dict(DIFF_HP, source="2nd", geometry="uni")
-    ref = official_rule(W, grads, ema="ours", **hp)
     p = torch.nn.Parameter(W.clone())
-    opt = BasisRotationAdam([p], lr=hp["lr"], betas=hp["betas"], eps=hp["eps"], weight_decay=hp["wd"], source="2nd",
-                            geometry="uni", freq=hp["freq"], shampoo_beta=hp["sbeta"], uni_refresh_quirk=False)
+    opt = BasisRotationAdam([p], lr=hp["lr"], betas=hp["betas"], eps=hp["eps"], weight_decay=hp["wd"], source=hp["source"],
+                            geometry=hp["geometry"], freq=hp["freq"], shampoo_beta=hp["sbeta"], uni_refresh_quirk=False)
     for G in grads:
         p.grad = G.clone()
         opt.step()
-    return float((p.detach() - ref).abs().max() / (ref - W).abs().max())
+    return p.detach()
+
+
+def quirk_off_differential(path: Path = GOLDEN_PATH) -> float:
+    """The negative control of the golden comparison: a rule that differs from the official one only in
+    refreshing ``uni`` every ``freq`` steps instead of every step (``uni_refresh_quirk=False``), against the
+    official class's outputs on the weights where the two rules differ (``uni``, rows >= cols); the worst
+    case. Must be far from zero."""
+    diffs = golden_differential(_run_quirk_off, path)
+    return max(v for (src, geo, shape), v in diffs.items() if geo == "uni" and shape[0] >= shape[1])
 
 
 def soap_differential(freq: int = 10, n: int = 6, steps: int = 40, seed: int = 0) -> dict[str, float] | None:
