@@ -282,8 +282,9 @@ def test_two_view_plugin_bias_and_its_correction():
 # --------------------------------------------------------------------------------------------------
 # claim metrics (the statistics the chapter's claims are read from)
 
-from icml26.icr import (Trajectory, dip, early_stop_gain, energy_growth, limited_stats, prop_d1_fixed_data,  # noqa: E402
-                        rich_stats, spearman, two_view_icr, window_distance)
+from icml26.icr import (Trajectory, alignment, dip, early_stop_gain, energy_growth, icr_sigma_curve,  # noqa: E402
+                        limited_stats, memorisation_rise, prop_d1_fixed_data, random_stop_gain, rich_stats, sigma_sweep,
+                        spearman, stop_room, two_view_icr, window_contrast, window_distance)
 
 
 def _traj(icr_curve, memo, heldout, steps=None, align=None, ts=None, tx=None):
@@ -322,6 +323,60 @@ def test_spearman_and_energy_growth():
     assert energy_growth([1, 2, 2.2], [1, 1, 2], start=1) == pytest.approx(1.0 - 0.1)
     with pytest.raises(ValueError):
         spearman([1, 2, 3], [1, 2])
+    for bad in (-1, 3):                                                  # no silent wrap-around from the end
+        with pytest.raises(ValueError, match="start"):
+            energy_growth([1, 2, 2.2], [1, 1, 2], start=bad)
+
+
+def test_window_contrast_clips_both_dips():
+    u, mono, steep = [0.41, 0.36, 0.34, 0.5, 0.85], np.linspace(0.3, 0.9, 8), [0.1, 0.159, 0.3, 0.6]
+    assert window_contrast(u, mono) == pytest.approx(0.07)              # window lost: the full dip counts
+    assert window_contrast(u, u) == 0.0                                  # both have it: no contrast
+    # a shallow window against a steep monotone curve: the negative dip of the latter must not add to the contrast
+    shallow = [0.4, 0.397, 0.398, 0.5]
+    assert window_contrast(shallow, steep) == pytest.approx(0.003) and dip(shallow) - dip(steep) > 0.05
+    assert window_contrast(mono, u) == pytest.approx(-0.07)
+
+
+def test_memorisation_rise_marks_the_start_of_the_increase():
+    memo = np.array([0.0, 0.0, 1 / 64, 2 / 64, 0.1, 0.5])
+    assert memorisation_rise(memo, 64) == 3                             # two samples above the first checkpoint
+    assert memorisation_rise(memo, 64, min_samples=1) == 2
+    assert memorisation_rise(memo + 0.05, 64) == 3                      # relative to the early level, not to 0
+    assert memorisation_rise(np.zeros(5), 64) is None
+    with pytest.raises(ValueError):
+        memorisation_rise(memo, 0)
+
+
+def test_random_stop_gain_and_room():
+    held = [3.0, 2.0, 1.0, 1.5, 2.0]
+    assert random_stop_gain(held) == pytest.approx(np.mean([-1.0, 0.0, 1.0, 0.5, 0.0]))
+    assert np.isnan(random_stop_gain([3.0, 2.0, 1.0]))                  # lowest at the end: nothing to gain
+    flat = [0.21, 0.2, 0.2, 0.2, 0.2, 0.2, 0.22]                          # a long flat optimum: the null passes 0.5
+    assert random_stop_gain(flat) == pytest.approx((0.5 + 5 + 0) / 7) and random_stop_gain(flat) > 0.5
+    assert random_stop_gain([1.0, 0.5, 0.2, 0.2, 0.2, 0.2, 0.21]) < 0     # a high start: it fails
+    assert stop_room(held) == pytest.approx(1.0) and stop_room([2.0, 1.0, 1.001]) == pytest.approx(0.001)
+    with pytest.raises(ValueError):
+        random_stop_gain([1.0])
+
+
+def test_alignment_is_twice_the_residual_trace_of_normalised_features():
+    views, _, _ = gaussian_views(4000, 2, 6, seed=21)
+    h = views / np.linalg.norm(views, axis=-1, keepdims=True)
+    two_view_xi = np.trace(decompose_two_view(h[:, 0], h[:, 1])[1])
+    assert alignment(views) == pytest.approx(2 * two_view_xi, rel=2e-3)
+    assert alignment(views) == pytest.approx(2 * normalised_traces(views)[1], rel=1e-6)  # V = 2: the same pieces
+
+
+def test_icr_sigma_curve_matches_the_sweep_on_the_same_images():
+    split = load_digits_split()
+    net = EDMDenoiser(split.sigma_data, (8, 16, 32)).eval()
+    x, y = split.pool_x[:64], split.pool_y[:64]
+    sig = [0.05, 0.4, 2.0]
+    sw = sigma_sweep(net, split, sig, icr_images=x, icr_labels=y, layers=("dec4",), levels=(4,), n_views=8, seed=3,
+                     probe_max_iter=50)
+    np.testing.assert_allclose(icr_sigma_curve(net, x, sig, layer="dec4", level=4, n_views=8, seed=3), sw.curve(),
+                               rtol=1e-12)
 
 
 def test_early_stop_gain():
@@ -334,12 +389,15 @@ def test_early_stop_gain():
 
 def test_limited_stats_onset_before_after_and_missing():
     icr_c = [0.6, 0.5, 0.4, 0.45, 0.5, 0.55]
-    st = limited_stats(_traj(icr_c, [0, 0, 0, 0.05, 0.3, 0.6], [3, 2, 1.5, 1.6, 2, 2.5]), "dec4", 0.1)
+    st = limited_stats(_traj(icr_c, [0, 0, 0, 0.05, 0.3, 0.6], [3, 2, 1.5, 1.6, 2, 2.5]), "dec4", 0.1, n_gen=64)
     assert (st["argmin"], st["onset"], st["gap"]) == (2, 4, 2)
-    assert st["onset_ratio"] == pytest.approx(50 / 30)
+    assert (st["rise_onset"], st["align_gap"]) == (3, 1)                 # the rise begins one checkpoint after
+    assert st["onset_ratio"] == pytest.approx(40 / 30)
+    assert st["random_gain"] == pytest.approx(random_stop_gain([3, 2, 1.5, 1.6, 2, 2.5])) and st["room"] == pytest.approx(2 / 3)
+    assert limited_stats(_traj(icr_c, [0] * 6, [3] * 6), "dec4", 0.1)["rise_onset"] is None   # no n_gen: no rise
     assert st["rise"] == pytest.approx(0.15) and st["held_argmin_step"] == 30 and st["stop_gain"] == pytest.approx(1.0)
-    early = limited_stats(_traj(icr_c, [0, 0.3, 0.5, 0.6, 0.6, 0.7], [3] * 6), "dec4", 0.1)
-    assert early["gap"] == -1                                            # memorisation before the ICR minimum
+    early = limited_stats(_traj(icr_c, [0, 0.3, 0.5, 0.6, 0.6, 0.7], [3] * 6), "dec4", 0.1, n_gen=64)
+    assert early["gap"] == -1 and early["align_gap"] == -1              # memorisation before the ICR minimum
     none = limited_stats(_traj(icr_c, [0] * 6, [3] * 6), "dec4", 0.1)
     assert none["onset"] is None and none["gap"] is None and np.isnan(none["onset_ratio"])
     edge = limited_stats(_traj(np.linspace(0.6, 0.3, 6), [0, 0, 0, 0, 0.3, 0.6], [3] * 6), "dec4", 0.1)
@@ -354,6 +412,9 @@ def test_rich_stats_windows_and_alignment_control():
     assert st["late"] > 0 and st["held_late"] > 0                        # both turn late
     assert st["icr_argmin_step"] == 40 and st["held_argmin_step"] == 40
     assert st["with_loss"] > 0.8 and st["align_with_loss"] < 0 and st["align_trend"] == pytest.approx(1.0)
+    assert st["ts_trend"] == pytest.approx(1.0)                          # default Tr S_s rises at every checkpoint
+    sat = rich_stats(_traj(icr_c, [0] * 6, held, ts=[1, 2, 2.2, 2.1, 2.15, 2.12]), "dec4", late_from=30)
+    assert sat["ts_trend"] < 0.8 and sat["ts_end_mid"] > 0               # saturation fails C13 while end - mid passes
     short = rich_stats(_traj(icr_c, [0] * 6, [1.0, 1.5, 2, 2, 2, 2]), "dec4", late_from=30)
     assert np.isnan(short["while_falling"])                              # fewer than 3 checkpoints: no test
 

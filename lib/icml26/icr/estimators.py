@@ -288,7 +288,11 @@ def l2_normalise(h: np.ndarray) -> np.ndarray:
 
 
 def alignment(views) -> float:
-    """Alignment loss ``E ||h(a1 x) - h(a2 x)||^2`` on l2-normalised features (paper Fig. 10 baseline)."""
+    """Alignment loss ``E ||h(a1 x) - h(a2 x)||^2`` of views 0 and 1 on l2-normalised features (paper Fig. 10
+    baseline). The paper's Eq. 6 takes raw features; on normalised ones, since ``h1 - h2 = xi1 - xi2``, it is the
+    residual energy: ``E ||h1 - h2||^2 = 2 Tr Sigma_xi`` of the normalised features (and the sample value is
+    ``2 Tr Sigma_xi_hat`` of the two-view estimator up to the factor ``(N - 1) / N`` and the squared mean
+    difference), so it rises with residual energy whatever happens to the invariant part."""
     h = l2_normalise(as_array(views, "views", 3))
     return float(((h[:, 0] - h[:, 1]) ** 2).sum(-1).mean())
 

@@ -295,6 +295,12 @@ def dip(curve: Sequence[float]) -> float:
     return float(min(c[0], c[-1]) - c[1:-1].min())
 
 
+def window_contrast(with_window: Sequence[float], without: Sequence[float]) -> float:
+    """Fig. 9 contrast: how much deeper the first curve's sigma-window is than the second's, each :func:`dip`
+    clipped at 0 (a monotone curve has no window, however steep: its negative dip must not inflate the contrast)."""
+    return max(dip(with_window), 0.0) - max(dip(without), 0.0)
+
+
 def early_stop_gain(icr_curve: Sequence[float], heldout: Sequence[float]) -> float:
     """Share of the early-stopping gain that stopping at the ICR minimum recovers (paper §5.2: "ICR can act as a
     coarse, easy-to-monitor early stopping signal"; App. D: optimal test loss and ICR move together):
@@ -310,34 +316,69 @@ def early_stop_gain(icr_curve: Sequence[float], heldout: Sequence[float]) -> flo
     return float((held[-1] - held[int(np.argmin(icr_curve))]) / room)
 
 
+def random_stop_gain(heldout: Sequence[float]) -> float:
+    """The null of :func:`early_stop_gain`: its expected value when the stopping checkpoint is drawn uniformly at
+    random from the same held-out curve, ``mean_k (L_end - L[k]) / (L_end - min L)`` (NaN when the held-out loss
+    is lowest at the end). A stopping signal must beat this to carry information about the optimum."""
+    held = np.asarray(heldout, float)
+    if held.ndim != 1 or len(held) < 2:
+        raise ValueError(f"need a 1-d held-out curve of length >= 2, got shape {held.shape}")
+    room = held[-1] - held.min()
+    if room <= 0:
+        return float("nan")
+    return float(np.mean((held[-1] - held) / room))
+
+
+def stop_room(heldout: Sequence[float]) -> float:
+    """Relative room for early stopping, ``(L_end - min L) / min L`` of a held-out curve: where it is tiny the
+    ratio of :func:`early_stop_gain` divides by almost nothing and cannot test anything."""
+    held = np.asarray(heldout, float)
+    return float((held[-1] - held.min()) / held.min())
+
+
 def energy_growth(trace_s: Sequence[float], trace_xi: Sequence[float], start: int) -> float:
     """Relative growth of residual minus invariant energy from checkpoint ``start`` to the end (paper Fig. 7a:
-    after the ICR minimum "Tr(Sigma_s) ... saturates, whereas Tr(Sigma_xi) continues to grow")."""
+    after the ICR minimum "Tr(Sigma_s) ... saturates, whereas Tr(Sigma_xi) continues to grow"). ``start`` must
+    index a checkpoint (``0 <= start < len``; a negative index is an error, not a count from the end)."""
     ts, tx = np.asarray(trace_s, float), np.asarray(trace_xi, float)
+    if ts.shape != tx.shape or ts.ndim != 1:
+        raise ValueError(f"trace curves differ in shape or are not 1-d: {ts.shape} vs {tx.shape}")
+    if not 0 <= int(start) < len(ts):
+        raise ValueError(f"start must index a checkpoint in [0, {len(ts)}), got {start}")
     return float((tx[-1] / tx[start] - 1) - (ts[-1] / ts[start] - 1))
 
 
-def limited_stats(tr: Trajectory, layer: str, memo_threshold: float) -> dict[str, Any]:
+def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int | None = None) -> dict[str, Any]:
     """The data-limited claims of one seed (paper Figs. 4-5, 7a; §5.2).
 
     ``argmin``/``argmin_step``: ICR minimum; ``onset``/``onset_step``: first checkpoint with memorisation above
     ``memo_threshold`` (None: not reached); ``gap``: checkpoints from the argmin to the onset (0 for a boundary
-    argmin; C9); ``onset_ratio``: onset step / argmin step ("its minimum aligns with the onset of memorization":
-    the paper's 10M / 8.5M = 1.18; C9a); ``rise``: ICR at the end minus its minimum (C9r); ``energy``:
-    :func:`energy_growth` from the argmin (C14); ``ts_growth``: relative growth of Tr Sigma_s after the argmin
-    (saturation); ``held_argmin_step``: held-out-loss minimum; ``stop_gain``: :func:`early_stop_gain`."""
+    argmin; C9); ``rise_onset``/``rise_step``: first checkpoint where memorisation *begins to increase*, i.e.
+    exceeds its first-checkpoint level by two samples of ``n_gen`` (:func:`memorisation_rise`; None without
+    ``n_gen`` or when it never rises); ``align_gap``: checkpoints from the argmin to that rise (0 for a boundary
+    argmin; C9a: "its minimum aligns with the onset of memorization" read as exactly one checkpoint later);
+    ``onset_ratio``: rise step / argmin step (shown beside ``align_gap``); ``rise``: ICR at the end minus its
+    minimum (C9r); ``energy``: :func:`energy_growth` from the argmin (C14); ``ts_growth``: relative growth of
+    Tr Sigma_s after the argmin (saturation); ``held_argmin_step``: held-out-loss minimum; ``stop_gain``:
+    :func:`early_stop_gain` (C9s); ``random_gain``: :func:`random_stop_gain` (its null, C9sc); ``room``:
+    :func:`stop_room`."""
     icr_l = np.asarray(tr.icr[layer], float)
     k = int(np.argmin(icr_l))
     onset = memorisation_onset(tr.memo, memo_threshold)
+    rise_on = None if n_gen is None else memorisation_rise(tr.memo, n_gen)
     interior = 0 < k < len(icr_l) - 1
     ts, tx = tr.trace_s[layer], tr.trace_xi[layer]
     onset_step = None if onset is None else int(tr.steps[onset])
+    rise_step = None if rise_on is None else int(tr.steps[rise_on])
     return dict(argmin=k, argmin_step=int(tr.steps[k]), onset=onset, onset_step=onset_step,
                 gap=(onset - k if interior else 0) if onset is not None else None,
-                onset_ratio=float("nan") if onset_step is None else onset_step / float(tr.steps[k]),
+                rise_onset=rise_on, rise_step=rise_step,
+                align_gap=(rise_on - k if interior else 0) if rise_on is not None else None,
+                onset_ratio=float("nan") if rise_step is None else rise_step / float(tr.steps[k]),
                 rise=float(icr_l[-1] - icr_l[k]), energy=energy_growth(ts, tx, k),
                 ts_growth=float(ts[-1] / ts[k] - 1), final_memo=float(tr.memo[-1]),
-                held_argmin_step=int(tr.steps[int(np.argmin(tr.heldout))]), stop_gain=early_stop_gain(icr_l, tr.heldout))
+                held_argmin_step=int(tr.steps[int(np.argmin(tr.heldout))]), stop_gain=early_stop_gain(icr_l, tr.heldout),
+                random_gain=random_stop_gain(tr.heldout), room=stop_room(tr.heldout))
 
 
 def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
@@ -351,7 +392,9 @@ def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
     ``align_trend``: Spearman(step, alignment) (Fig. 10); ``held_late``: Spearman(step, held-out loss) over the
     late checkpoints (is the FID stand-in still falling where C8 looks?); ``icr_argmin_step`` /
     ``held_argmin_step``: where ICR / the held-out loss are lowest; ``energy``: :func:`energy_growth` from the
-    ICR minimum (C14's statistic on the rich run); ``ts_end_mid``: Tr Sigma_s at the end minus mid-training (C13)."""
+    ICR minimum (C14's statistic on the rich run); ``ts_trend``: Spearman(step, Tr Sigma_s) over all checkpoints
+    (C13, "Tr(Sigma_s) continues to increase throughout training"); ``ts_end_mid``: Tr Sigma_s at the end minus
+    mid-training (the statistic C13 used before issue 59's review; shown, not tested)."""
     st = np.asarray(tr.steps)
     icr_l, held = np.asarray(tr.icr[layer], float), np.asarray(tr.heldout, float)
     late = st >= late_from
@@ -362,6 +405,7 @@ def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
                 align_trend=spearman(st, tr.alignment[layer]), held_late=spearman(st[late], held[late]),
                 icr_argmin_step=int(st[k]), held_argmin_step=int(st[h]),
                 energy=energy_growth(tr.trace_s[layer], tr.trace_xi[layer], k),
+                ts_trend=spearman(st, tr.trace_s[layer]),
                 ts_end_mid=float(tr.trace_s[layer][-1] - tr.trace_s[layer][len(st) // 2]))
 
 
@@ -376,6 +420,29 @@ def memorisation_onset(memo: np.ndarray, threshold: float = 0.1) -> int | None:
     """Index of the first checkpoint with memorisation ratio above ``threshold`` (None: not reached)."""
     hit = np.nonzero(np.asarray(memo) > threshold)[0]
     return int(hit[0]) if len(hit) else None
+
+
+def memorisation_rise(memo: Sequence[float], n_gen: int, min_samples: int = 2) -> int | None:
+    """Index of the first checkpoint where the memorisation ratio *begins to increase* (paper §5.2: it "remains
+    essentially zero around the ICR minimum and begins to increase only afterward"): where it exceeds its level at
+    the first checkpoint by at least ``min_samples`` of the ``n_gen`` generated samples (None: it never does).
+    Unlike :func:`memorisation_onset` (a fixed ratio, reached later), this marks the start of the rise."""
+    m = np.asarray(memo, float)
+    if m.ndim != 1 or len(m) < 1:
+        raise ValueError(f"need a 1-d memorisation curve, got shape {m.shape}")
+    if n_gen < 1 or min_samples < 1:
+        raise ValueError(f"n_gen and min_samples must be positive, got {n_gen} and {min_samples}")
+    hit = np.nonzero(np.round((m - m[0]) * n_gen) >= min_samples)[0]
+    return int(hit[0]) if len(hit) else None
+
+
+def icr_sigma_curve(model: EDMDenoiser, images: torch.Tensor, sigmas: Sequence[float], *, layer: str, level: int,
+                    n_views: int, seed: int = 0) -> np.ndarray:
+    """V-view ICR against sigma of one model on given ``images`` (one layer and augmentation level): the same
+    draws as :func:`sigma_sweep` with the same ``seed`` and ``n_views``, so two models swept on the same images
+    see identical perturbations (Fig. 9 contrast: the data-rich model on the overfitted model's training images)."""
+    return np.asarray([icr_multiview(extract_views(model, images, s, n_views, level=level, layer=layer, seed=seed)).icr
+                       for s in sigmas], float)
 
 
 def estimator_robustness(model: EDMDenoiser, split: DigitsSplit, sigma: float, *, n_grid: Sequence[int],
@@ -406,7 +473,9 @@ def _split(cfg: Mapping[str, Any]) -> DigitsSplit:
 
 def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     """One seed of the data-rich experiment: train on the whole pool while measuring the trajectory, then the
-    sigma sweep (layers ``cfg['layers']`` x levels ``cfg['sweep_levels']``) with the random-network control."""
+    sigma sweep (layers ``cfg['layers']`` x levels ``cfg['sweep_levels']``) with the random-network control, and
+    ``icr_on_limited``: the primary ICR curve over sigma on the smallest data-limited training subset, with the
+    views and draws of :func:`limited_task`'s overfitted sweep (:func:`icr_sigma_curve`)."""
     import time
 
     t0 = time.perf_counter()
@@ -425,8 +494,13 @@ def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
                         icr_labels=split.pool_y[:cfg["n_icr"]], layers=cfg["layers"], levels=cfg["sweep_levels"],
                         primary=(cfg["layer"], cfg["level"]), n_views=cfg["n_views"], seed=seed,
                         probe_max_iter=cfg["probe_max_iter"], random_model=random_net)
+    # the Fig. 9 contrast reads this model's window on the overfitted model's training images, with its views
+    n_over = min(cfg["limited_n"])
+    x_over, _ = training_subset(split, n_over, seed=0)
+    v_over = max(views_needed(n_over, random_net.feature_dim(la), minimum=cfg["n_views"]) for la in cfg["layers"])
+    on_limited = icr_sigma_curve(model, x_over, sigmas, layer=cfg["layer"], level=cfg["level"], n_views=v_over, seed=seed)
     return dict(seed=seed, traj=traj, sweep=sweep, ema_state=model.state_dict(), sigma_data=split.sigma_data,
-                seconds=time.perf_counter() - t0)
+                icr_on_limited=on_limited, seconds=time.perf_counter() - t0)
 
 
 def limited_task(seed: int, n: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
