@@ -410,9 +410,16 @@ def test_gain_family_flags_a_transform_dependent_magnitude():
     rows = ex.gain_family({"S": (0.947, 0.811)}, (0.556, 0.332))
     verdicts = {r["measure"]: r["holds"] for r in rows}
     assert verdicts == {"relative gain": False, "headroom closed": True}
+    # over a base of 0.811 the relative gain cannot exceed 1/0.811 - 1 = 0.233 < half the paper's 0.675: unreachable
+    reach = {r["measure"]: (r["reachable"], r["ceiling"]) for r in rows}
+    assert reach["relative gain"][0] is False and math.isclose(reach["relative gain"][1], 1 / 0.811 - 1)
+    assert reach["headroom closed"] == (True, 1.0)
+    rows = ex.gain_family({"S": (0.6, 0.5)}, (0.556, 0.332))     # ceiling 1 >= 0.337: reachable, and fails
+    assert [(r["reachable"], r["holds"]) for r in rows if r["measure"] == "relative gain"] == [(True, False)]
     assert all(r["holds"] for r in ex.gain_family({"S": (0.9, 0.3)}, (0.556, 0.332)))
-    with pytest.raises(ValueError):
-        ex.gain_family({"S": (0.5, 0.0)}, (0.556, 0.332))
+    for bad in ((0.5, 0.0), (1.2, 0.5), (0.5, 1.0)):
+        with pytest.raises(ValueError):
+            ex.gain_family({"S": bad}, (0.556, 0.332))
 
 
 class _StubTokenizer:

@@ -176,19 +176,21 @@ def gain_family(ours: dict[str, tuple[float, float]], paper: tuple[float, float]
     """A magnitude claim ("x % higher") read under each stand-in score: for every ``ours[name] = (S_new,
     S_base)`` the relative gain S_new / S_base - 1 and, for scores in [0, 1], the headroom closed, each
     against the paper's same quantity from ``paper = (S_new, S_base)`` and the chapter's region (at least half
-    the paper's). The paper's score is not public, so when these verdicts disagree the magnitude is not
-    identifiable from a stand-in score (K3)."""
+    the paper's). Each row carries its ceiling (the largest value a score bounded by 1 allows over this baseline:
+    1 / S_base - 1 for the relative gain, 1 for the headroom) and ``reachable`` (ceiling >= the region's bound):
+    a reading that cannot reach the region cannot pass, so it is no evidence either way. The paper's score is not
+    public, so when the reachable readings disagree the magnitude is not identifiable from a stand-in score (K3)."""
     p_new, p_base = paper
     paper_gain, paper_head = p_new / p_base - 1.0, headroom_closed(p_new, p_base)
     rows = []
     for name, (s_new, s_base) in ours.items():
-        if not (s_base > 0 and np.isfinite(s_new)):
-            raise ValueError(f"{name}: need a finite S_new and S_base > 0, got {(s_new, s_base)}")
-        g = s_new / s_base - 1.0
-        rows.append(dict(score=name, measure="relative gain", ours=g, paper=paper_gain, holds=bool(g >= paper_gain / 2)))
-        if 0 <= s_base < 1 and s_new <= 1:
-            h = headroom_closed(s_new, s_base)
-            rows.append(dict(score=name, measure="headroom closed", ours=h, paper=paper_head, holds=bool(h >= paper_head / 2)))
+        if not (0 < s_base < 1 and np.isfinite(s_new) and s_new <= 1):
+            raise ValueError(f"{name}: need scores in [0, 1] with 0 < S_base < 1, got {(s_new, s_base)}")
+        g, h = s_new / s_base - 1.0, headroom_closed(s_new, s_base)
+        for measure, ours_v, paper_v, ceiling in (("relative gain", g, paper_gain, 1.0 / s_base - 1.0),
+                                                  ("headroom closed", h, paper_head, 1.0)):
+            rows.append(dict(score=name, measure=measure, ours=ours_v, paper=paper_v, ceiling=ceiling,
+                             reachable=bool(ceiling >= paper_v / 2), holds=bool(ours_v >= paper_v / 2)))
     return rows
 
 
