@@ -11,13 +11,7 @@ from icml26.fedwave import drift
 from icml26.fedwave import experiments as ex
 from icml26.fedwave.federated import Adapted, Client, local_train_all, run_method
 
-CFG = dict(fw.PRESETS["smoke"], d=16, n_layers=1, n_heads=2, pretrain_steps=2, pretrain_samples=64, rounds=2,
-           local_steps=2, n_per_client=16)
-
-
-@pytest.fixture(scope="module")
-def base():
-    return fw.pretrain_base(CFG, seed=0)
+from fedwave_common import CFG, base  # noqa: F401  (base is a fixture)
 
 
 # ---------------------------------------------------------------- the shared workflow
