@@ -432,3 +432,86 @@ def test_pair_margin_and_split(base):
     assert len(seen) == 2 and all(math.isfinite(m) for m in seen)
     with pytest.raises(ValueError, match="held-out"):
         fw.split_pairs(pairs, 1.0)
+
+
+# ---------------------------------------------------------------- capacity controls, equal updates, the IUT reading
+def test_stage_blind_vcl_ignores_the_stage_with_the_same_parameters():
+    from icml26.fedwave.vcl import ChainVCL, make_vcl
+
+    blind, chain = make_vcl("blind_chain", 16, seed=3), make_vcl("relaxed_chain", 16, seed=3)
+    assert [(k, v.shape) for k, v in blind.named_parameters()] == [(k, v.shape) for k, v in chain.named_parameters()]
+    with torch.no_grad():
+        for vcl in (blind, chain):
+            vcl.W_O.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(0))
+    h = torch.randn(3, 5, 16, generator=torch.Generator().manual_seed(1))
+    outs_b = [blind(h, torch.full((3,), s)) for s in range(4)]
+    outs_c = [chain(h, torch.full((3,), s)) for s in range(4)]
+    assert all(torch.allclose(o, outs_b[0]) for o in outs_b)                   # every stage reads the same function
+    assert torch.allclose(outs_b[0], outs_c[3])                                  # ... the last stage's (all heads)
+    assert not torch.allclose(outs_c[0], outs_c[3])                              # where the stage signal differs
+    with pytest.raises(ValueError, match="out of range"):
+        ChainVCL(16, fixed_stage=4)
+
+
+def test_stage_blind_run_and_rank_matched_counts(base):
+    from icml26.fedwave.federated import lora_count, matched_lora_rank, method_cfg, vcl_count
+
+    book = fw.PRESETS["book"]
+    assert (lora_count(book), vcl_count(book)) == (6912, 9472)
+    probe = Adapted(fw.TinyDecoder(book["d"], book["n_layers"], book["n_heads"]), book, "relaxed_chain")
+    assert sum(p.numel() for k, p in probe.trainable().items() if k.startswith("vcl.")) == vcl_count(book)
+    assert sum(p.numel() for k, p in probe.trainable().items() if ".lora_" in k) == lora_count(book)
+    r = matched_lora_rank(book)
+    target = lora_count(book) + vcl_count(book)
+    assert all(abs(lora_count(book, r) - target) <= abs(lora_count(book, q) - target) for q in range(1, 20))
+    mc = method_cfg("FedAvg-rank-matched", book)
+    assert mc["lora_r"] == r and mc["lora_alpha"] / r == book["lora_alpha"] / book["lora_r"]
+    res = fw.run_method("FedAvg-rank-matched", base, CFG, seed=1)
+    assert res.model.base.blocks[0].q.lora_A.weight.shape[0] == matched_lora_rank(CFG)
+    blind = fw.run_method("VC-stage-blind", base, CFG, seed=1)
+    assert blind.model.vcl.fixed_stage == 3
+
+
+def test_centralized_eq_takes_as_many_updates_as_one_client(base, monkeypatch):
+    from icml26.fedwave import federated as F
+
+    seen = []
+    real = F.local_train
+    monkeypatch.setattr(F, "local_train", lambda m, c, steps, lr, batch, gen, **kw: (seen.append((steps, batch)),
+                                                                                     real(m, c, steps, lr, batch, gen, **kw))[1])
+    cfg = dict(CFG, rounds=1, local_steps=2, batch=4)
+    F.run_method("centralized-eq", base, cfg, seed=1)
+    F.run_method("centralized", base, cfg, seed=1)
+    assert seen == [(2, 16), (8, 4)]
+
+
+def test_iut_reading_every_interval_and_saturation():
+    from icml26.fedwave import experiments as ex
+
+    up = ([0.5, 0.6, 0.55], [0.1, 0.1, 0.1])                # interval wholly above 0
+    wide = ([0.9, -0.9, 0.2], [0.0, 0.0, 0.0])              # straddles, lowest lower end
+    below = ([0.0, 0.01, 0.0], [0.2, 0.2, 0.21])            # wholly below 0, higher lower end than `wide`
+    sat = ([1, 1, 1], [1, 1, 1])
+    k, s, why = ex.iut_reading({"up": up, "wide": wide, "below": below}, 1e-9)
+    assert k == "below" and s.ci_high < 0 and not why       # one interval wholly below decides
+    k, s, why = ex.iut_reading({"up": up, "wide": wide}, 1e-9)
+    assert k == "wide" and s.ci_low < 0 < s.ci_high and not why
+    k, s, why = ex.iut_reading({"up": up, "wide": wide, "sat": sat}, 1e-9)
+    assert k == "sat" and "saturate" in why and "(sat)" in why  # uninformative, not "not reproduced" on [0, 0]
+    _, _, why = ex.iut_reading({("b", "chain", None): sat}, 1e-9)
+    assert "(b, chain)" in why
+    k, s, why = ex.iut_reading({"up": up, "up2": ([0.3, 0.32, 0.31], [0.0, 0.0, 0.0])}, 1e-9)
+    assert k == "up2" and s.ci_low > 0 and not why
+    # the smallest mean is not the reading: `wide` has the larger mean here but the lower interval end
+    k, _, _ = ex.iut_reading({"low_mean": ([0.11, 0.12, 0.115], [0.0, 0.0, 0.0]), "wide": wide}, 1e-9)
+    assert k == "wide"
+    assert ex.saturated([0, 0], [0, 0]) and not ex.saturated([0, 1], [0, 0]) and not ex.saturated([1, 1], [0, 0])
+
+
+def test_router_init_leaves_the_global_rng_alone():
+    torch.manual_seed(5)
+    a = torch.rand(3)
+    torch.manual_seed(5)
+    r1, r2 = Router(8, 4, seed=2), Router(8, 4, seed=2)
+    assert torch.equal(torch.rand(3), a)
+    assert all(torch.equal(p, q) for p, q in zip(r1.parameters(), r2.parameters()))

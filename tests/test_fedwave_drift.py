@@ -152,22 +152,40 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
     assert c["rounds"] * c["local_steps"] == fw.PRESETS["smoke"]["shared_steps"] and c["lr_min"] == pytest.approx(0.003)
     with pytest.raises(ValueError, match="divide"):
         ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
-    cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2,), shared_E=2, shared_n_val=2, sweep_seed=0,
-               sweep_methods=("FedAvg-single",), seeds=(1,))
-    scores = {1: 0.5, 2: 0.5}
-    monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (np.array([scores[res.model_E]]), 0.0))
+    cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2, 3e-2), shared_E=2, shared_n_val=2, sweep_seed=0,
+               sweep_methods=("FedAvg-single", "SCAFFOLD-single"), seeds=(1,))
+    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2; E does not matter (a tie goes to the smaller E)
+    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "local-only": 1e-2}
+    monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (
+        np.array([1.0 if res.tag[1] == best_lr[res.tag[0]] else 0.5]), 0.0))
     real = ex.run_method
+    calls = []
 
     def fake(m, b, cf, s):
-        r = real(m, b, dict(cf, rounds=1, local_steps=1), s)
-        r.model_E = cf["local_steps"]
+        r = real("FedAvg-single", b, dict(cf, rounds=1, local_steps=1), s)
+        r.tag = (m, cf["lr"])
+        calls.append((m, cf["local_steps"], cf["lr"]))
         return r
     monkeypatch.setattr(ex, "run_method", fake)
     out = ex.drift_sweep(base, cfg)
-    assert out["choice"]["FedAvg-single"] == (1, 1e-2)            # a tie goes to the smaller E
-    assert out["choice"]["SCAFFOLD-single"] == out["choice"]["FedProx-single"] == (1, 1e-2)
+    assert out["choice"]["FedAvg-single"] == (1, 1e-2)
+    assert out["choice"]["SCAFFOLD-single"] == (1, 3e-2)            # tuned on its own, not tied to FedAvg's lr
+    assert out["choice"]["centralized-eq"] == out["choice"]["centralized"] == (2, 3e-2)
+    assert out["choice"]["FedAvg-rank-matched"] == out["choice"]["FedAvg-single"]
+    # coarse to fine: lr at E = shared_E for all, then E at the best lr for the swept methods; no run twice
+    assert len(calls) == len(set(calls)) == 4 * 2 + 2 * 1
+    assert ("SCAFFOLD-single", 1, 3e-2) in calls and ("SCAFFOLD-single", 1, 1e-2) not in calls
     with pytest.raises(ValueError, match="validation seed"):
         ex.drift_sweep(base, dict(cfg, seeds=(0,)))
+
+
+def test_train_shared_curves_and_wrong_rows(base):
+    cfg = dict(CFG, shared_steps=4, shared_E=1, shared_methods=("FedWave-VC", "VC-LoRA-avg"), seeds=(1,),
+               shared_n_test=2, shared_n_chain=2, shared_n_curve=2, shared_curve_points=2, shared_n_per_client=8)
+    out = ex.train_shared(base, cfg, {})
+    steps, cv = out["curve"]["FedWave-VC"]
+    assert list(steps) == [2, 4] and cv.shape == (1, 2)            # R = 4 rounds read every 2nd, x = local steps
+    assert {ex.WRONG, ex.wrong_name("VC-LoRA-avg")} <= set(out["stage"])
 
 
 def test_wrong_stage_reading_uses_the_next_stages_instruction_and_parameters(base, monkeypatch):

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .data import BOS, EOS, MAX_LEN, MAX_OUT, N_STAGES, SEP
+from .data import MAX_OUT, N_STAGES, encode
 from .evaluate import decode
 from .federated import Adapted
 
@@ -73,18 +73,6 @@ def flip_labels(pairs: Pairs, q: float, seed: int) -> Pairs:
     return Pairs(pairs.inputs, c, r, pairs.gates)
 
 
-def _encode(inputs, outputs):
-    n = len(inputs)
-    T = 1 + MAX_LEN + 1 + MAX_OUT + 1
-    ids = torch.full((n, T), EOS, dtype=torch.long)
-    mask = torch.zeros((n, T - 1), dtype=torch.bool)
-    for i, (z, y) in enumerate(zip(inputs, outputs)):
-        seq = [BOS, *z, SEP, *y, EOS]
-        ids[i, :len(seq)] = torch.tensor(seq)
-        mask[i, len(z) + 1:len(seq) - 1] = True
-    return ids, mask
-
-
 def fused_logprob(model: Adapted, ids: torch.Tensor, mask: torch.Tensor, gates: torch.Tensor) -> torch.Tensor:
     """sum over response tokens of log sum_k g_k p(y_t | ., stage k)."""
     h = model.hidden(ids)
@@ -105,8 +93,8 @@ def pair_margin(policy: Adapted, reference: Adapted, pairs: Pairs) -> float:
     ``pairs``, in the pairs' order (pass unflipped pairs to read it in the router's order)."""
     if len(pairs) == 0:
         raise ValueError("no pairs to measure a margin on")
-    ids_w, m_w = _encode(pairs.inputs, pairs.chosen)
-    ids_l, m_l = _encode(pairs.inputs, pairs.rejected)
+    ids_w, m_w = encode(pairs.inputs, pairs.chosen)
+    ids_l, m_l = encode(pairs.inputs, pairs.rejected)
     g = torch.tensor(pairs.gates, dtype=torch.float32)
     lw = fused_logprob(policy, ids_w, m_w, g) - fused_logprob(reference, ids_w, m_w, g)
     ll = fused_logprob(policy, ids_l, m_l, g) - fused_logprob(reference, ids_l, m_l, g)
@@ -139,8 +127,8 @@ def train_dpo(model: Adapted, pairs: Pairs, cfg: dict, seed: int, beta: float | 
     if len(pairs) == 0:
         raise ValueError("no preference pairs left after dropping identical ones")
     pol = copy.deepcopy(model)
-    ids_w, m_w = _encode(pairs.inputs, pairs.chosen)
-    ids_l, m_l = _encode(pairs.inputs, pairs.rejected)
+    ids_w, m_w = encode(pairs.inputs, pairs.chosen)
+    ids_l, m_l = encode(pairs.inputs, pairs.rejected)
     g = torch.tensor(pairs.gates, dtype=torch.float32)
     with torch.no_grad():
         ref_w, ref_l = fused_logprob(model, ids_w, m_w, g), fused_logprob(model, ids_l, m_l, g)

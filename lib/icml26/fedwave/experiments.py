@@ -1,7 +1,7 @@
 """The chapter's experiments, one function per figure (the notebook narrates and plots)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 import numpy as np
 import torch
@@ -9,9 +9,9 @@ import torch
 from . import data as D
 from .dpo import flip_labels, make_pairs, train_dpo
 from .evaluate import chain_em, decode, exact_match, one_hot, stage_em
-from .federated import METHODS, RunResult, run_method
-from .model import lm_loss, pretrain_base
-from .router import base_features, code_router_loss, top_k_gates, train_router, uniform_gates
+from .federated import run_method
+from .model import lm_loss
+from .router import base_features, top_k_gates, train_router, uniform_gates
 
 
 def test_sets(cfg: dict, seed: int):
@@ -153,60 +153,128 @@ def _score(res, tests, chains=None, shift: int = 0) -> tuple[np.ndarray, float]:
     return stage, chain
 
 
-# methods whose (E, lr) is tuned on the validation seed, and those that take another's choice
-SHARED_TIED = {"FedProx-single": "FedAvg-single", "SCAFFOLD-single": "FedAvg-single", "VC-LoRA-avg": "FedWave-VC"}
+# methods that take another's frozen (E, lr): the variant or control takes the choice of the method it controls
+SHARED_TIED = {"VC-LoRA-avg": "FedWave-VC", "VC-stage-blind": "FedWave-VC", "FedAvg-rank-matched": "FedAvg-single",
+               "centralized-eq": "centralized"}
 
 
 def drift_sweep(base, cfg: dict, progress=None) -> dict:
-    """Client drift at a fixed total of ``shared_steps`` local steps per client: every method of ``sweep_methods``
-    trained on the validation seed ``sweep_seed`` for each E in ``sweep_E`` (R = total / E rounds) and lr in
-    ``sweep_lr``; centralized and local-only (no drift: one model, or no averaging) get the lr sweep at E =
-    ``shared_E``. Scored by mean-stage EM on a validation set. Returns {"grid": {(method, E, lr): EM}, "choice":
-    {method: (E, lr)}} with the best setting of each method (ties: the smaller E, then the smaller lr); FedProx and
-    SCAFFOLD take FedAvg-single's choice, VC-LoRA-avg FedWave-VC's (`SHARED_TIED`)."""
+    """Client drift and learning rates at a fixed total of ``shared_steps`` local steps per client, on the validation
+    seed ``sweep_seed``, coarse to fine: (1) every method of ``sweep_methods``, centralized and local-only over
+    ``sweep_lr`` at E = ``shared_E``; (2) each method of ``sweep_methods`` over ``sweep_E`` (R = total / E rounds) at
+    its best lr of (1). Scored by mean-stage EM on a validation set. Returns {"grid": {(method, E, lr): EM},
+    "choice": {method: (E, lr)}} with the best setting of each method (ties: the smaller E, then the smaller lr);
+    every swept method is tuned on its own (FedProx and SCAFFOLD too); the variants and controls of `SHARED_TIED`
+    take the choice of the method they control."""
     seed = cfg["sweep_seed"]
     if seed in cfg["seeds"]:
         raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
     val, _ = shared_test_sets(cfg, seed, cfg["shared_n_val"], 1)
-    jobs = [(m, E, lr) for m in cfg["sweep_methods"] for E in cfg["sweep_E"] for lr in cfg["sweep_lr"]]
-    jobs += [(m, cfg["shared_E"], lr) for m in ("centralized", "local-only") for lr in cfg["sweep_lr"]]
-    grid = {}
-    for m, E, lr in (progress(jobs, desc="drift sweep") if progress else jobs):
-        res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
-        grid[(m, E, lr)] = float(_score(res, val)[0].mean())
-    choice = {}
-    for m in {m for m, _, _ in grid}:
-        opts = sorted((k for k in grid if k[0] == m), key=lambda k: (-grid[k], k[1], k[2]))
-        choice[m] = opts[0][1:]
+    grid: dict = {}
+
+    def run(jobs, desc):
+        for m, E, lr in (progress(jobs, desc=desc) if progress else jobs):
+            if (m, E, lr) not in grid:
+                res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
+                grid[(m, E, lr)] = float(_score(res, val)[0].mean())
+
+    def best(m):
+        return sorted((k for k in grid if k[0] == m), key=lambda k: (-grid[k], k[1], k[2]))[0][1:]
+
+    E0 = cfg["shared_E"]
+    names = list(cfg["sweep_methods"]) + ["centralized", "local-only"]
+    run([(m, E0, lr) for m in names for lr in cfg["sweep_lr"]], "drift sweep: lr")
+    run([(m, E, best(m)[1]) for m in cfg["sweep_methods"] for E in cfg["sweep_E"]], "drift sweep: E")
+    choice = {m: best(m) for m in names}
     for m, src in SHARED_TIED.items():
         if src in choice:
             choice[m] = choice[src]
     return {"grid": grid, "choice": choice}
 
 
-WRONG = "FedWave-VC (wrong stage)"
+def wrong_name(method: str) -> str:
+    """The row of ``method`` read at every stage and hop as the next stage (a negative control)."""
+    return f"{method} (wrong stage)"
+
+
+WRONG = wrong_name("FedWave-VC")
+WRONG_READ = ("FedWave-VC", "VC-LoRA-avg")
 
 
 def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
     """Every method of ``shared_methods`` at every seed on the shared workflow, each with its frozen (E, lr) from
     `drift_sweep` (``choice``; methods absent from it run at (shared_E, lr)). Returns {"stage": {m: (seeds, K)},
-    "chain": {m: (seeds,)}, "choice": choice}; the row ``"FedWave-VC (wrong stage)"`` is FedWave-VC read at every
-    stage and hop as the next stage (instruction and VCL of stage s + 1 mod K), a negative control."""
+    "chain": {m: (seeds,)}, "curve": {m: (steps, (seeds, points))}, "choice": choice}; the rows
+    ``wrong_name(m)`` for m in `WRONG_READ` are m read at every stage and hop as the next stage (instruction and VCL
+    of stage s + 1 mod K), negative controls. Curves (mean-stage EM on the first ``shared_n_curve`` test pairs of
+    each stage against local steps per client) are read at about ``shared_curve_points`` evenly spaced rounds."""
     stage: dict = {m: [] for m in cfg["shared_methods"]}
     chain: dict = {m: [] for m in cfg["shared_methods"]}
+    curves: dict = {m: [] for m in cfg["shared_methods"]}
+    steps_at: dict = {}
     jobs = [(s, m) for s in cfg["seeds"] for m in cfg["shared_methods"]]
     tests = {}
     for s, m in (progress(jobs, desc="shared workflow") if progress else jobs):
         if s not in tests:
             tests[s] = shared_test_sets(cfg, s, cfg["shared_n_test"], cfg["shared_n_chain"])
         E, lr = choice.get(m, (cfg["shared_E"], cfg["lr"]))
-        res = run_method(m, base, shared_cfg(cfg, E, lr), s)
+        mcfg = shared_cfg(cfg, E, lr)
+        R = mcfg["rounds"]
+        every = max(1, -(-R // cfg["shared_curve_points"]))
+        read = [r for r in range(R) if (r + 1) % every == 0 or r == R - 1]
+        steps_at[m] = [(r + 1) * E for r in read]
+        sub = [t.subset(range(min(cfg["shared_n_curve"], len(t)))) for t in tests[s][0]]
+        count = iter(range(R))
+        fn = lambda model, states: (stage_em(model, states, sub, instructions=True).mean()
+                                    if next(count) in read else None)
+        res = run_method(m, base, mcfg, s, curve_fn=fn)
+        curves[m].append(res.curve)
         st, chn = _score(res, *tests[s])
         stage[m].append(st)
         chain[m].append(chn)
-        if m == "FedWave-VC":
+        if m in WRONG_READ:
             st, chn = _score(res, *tests[s], shift=1)
-            stage.setdefault(WRONG, []).append(st)
-            chain.setdefault(WRONG, []).append(chn)
+            stage.setdefault(wrong_name(m), []).append(st)
+            chain.setdefault(wrong_name(m), []).append(chn)
     return {"stage": {m: np.array(v) for m, v in stage.items()}, "chain": {m: np.array(v) for m, v in chain.items()},
-            "choice": dict(choice)}
+            "curve": {m: (np.array(steps_at[m]), np.array(v)) for m, v in curves.items()}, "choice": dict(choice)}
+
+
+# ------------------------------------------------------------------ reading a claim over several settings
+def saturated(a, b) -> bool:
+    """Both arms of a paired comparison at the same end of the EM scale at every seed (all 0 or all 1): the
+    setting cannot tell the methods apart."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return bool((np.all(a == 0) and np.all(b == 0)) or (np.all(a == 1) and np.all(b == 1)))
+
+
+def iut_reading(arms: Mapping, bound: float) -> tuple:
+    """The intersection-union reading of "a - b >= bound in every setting", from each setting's paired t-interval.
+    ``arms``: setting -> (a per seed, b per seed). Returns (setting, SeedSummary of a - b there, untestable reason):
+
+    * an informative setting whose interval lies wholly below ``bound`` decides "not reproduced": the one with the
+      lowest upper end is returned;
+    * else, a setting where both arms saturate (`saturated`) leaves the claim untestable: it is returned with the
+      reason (the ledger records it inconclusive);
+    * else the least favourable setting (lowest lower end, `icml26.lion.experiments.least_favourable`): its interval
+      lies above ``bound`` exactly when every setting's does (reproduced); otherwise it straddles (inconclusive).
+
+    The setting with the smallest *mean*, which this replaces, could call a claim reproduced while another
+    setting's interval straddled, and a saturated setting's point interval [0, 0] read as "not reproduced"."""
+    from ..lion.experiments import least_favourable
+    from ..stats import paired_difference
+
+    if not arms:
+        raise ValueError("iut_reading needs at least one setting")
+    diffs = {k: paired_difference(a, b) for k, (a, b) in arms.items()}
+    sat = [k for k, (a, b) in arms.items() if saturated(a, b)]
+    below = [k for k in diffs if k not in sat and diffs[k].ci_high < bound]
+    if below:
+        k = min(below, key=lambda k: diffs[k].ci_high)
+        return k, diffs[k], ""
+    if sat:
+        names = "; ".join(", ".join(str(p) for p in k if p is not None) if isinstance(k, tuple) else str(k) for k in sat)
+        return sat[0], diffs[sat[0]], (f"both arms saturate in {len(sat)} setting(s) ({names}): "
+                                       "EM all 0 or all 1 in both, no difference can show there")
+    k, _ = least_favourable({k: np.asarray(a, float) - np.asarray(b, float) for k, (a, b) in arms.items()}, upper=False)
+    return k, diffs[k], ""

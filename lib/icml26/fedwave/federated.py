@@ -339,22 +339,62 @@ def round_lr(cfg: dict, r: int) -> float:
 
 METHODS = {
     # name: (vcl variant, strategy, regime)
-    "local-only": ("strict_chain", "local", "local"),
+    "local-only": ("relaxed_chain", "local", "local"),
     "FedAvg-single": (None, "fedavg", "fed"),
     "FedProx-single": (None, "fedprox", "fed"),
-    "FedWave-VC": ("strict_chain", "fedavg", "fed"),
-    "VC+EMA": ("strict_chain", "ema", "fed"),
-    "centralized": ("strict_chain", "central", "central"),
+    "FedWave-VC": ("relaxed_chain", "fedavg", "fed"),
+    "VC+EMA": ("relaxed_chain", "ema", "fed"),
+    "centralized": ("relaxed_chain", "central", "central"),
+    "centralized-eq": ("relaxed_chain", "central", "central-eq"),
     "VC-affine": ("affine", "fedavg", "fed"),
-    "VC-IID": ("strict_chain", "fedavg", "fed-iid"),
-    "VC-position": ("strict_chain", "position", "fed"),
+    "VC-IID": ("relaxed_chain", "fedavg", "fed-iid"),
+    "VC-position": ("relaxed_chain", "position", "fed"),
+    "VC-strict": ("strict_chain", "fedavg", "fed"),
     "SCAFFOLD-single": (None, "scaffold", "fed"),
-    "VC-LoRA-avg": ("strict_chain", "fedavg", "fed-lora"),
+    "VC-LoRA-avg": ("relaxed_chain", "fedavg", "fed-lora"),
+    "VC-stage-blind": ("blind_chain", "fedavg", "fed"),
+    "FedAvg-rank-matched": (None, "fedavg", "fed"),
 }
-"""The training runs. FedWave-VC uses the paper's (commented-out) VCL with strict-chain masks and its
-regularisers; VC-affine is what the released forward runs (its losses zeroed); SCAFFOLD-single is the code's
-`scaffold` baseline (one shared adapter); VC-LoRA-avg is FedWave-VC with only the LoRA factors averaged, each
-client's VCL kept (as the release exchanges only the PEFT dictionary)."""
+"""The training runs. FedWave-VC uses the paper's (commented-out) VCL with the run script's ``relaxed_chain`` masks
+(`run_moe_valuechain.sh:188`; ``VC-strict`` is the strict-chain variant) and its regularisers, every trainable tensor
+averaged; VC-LoRA-avg is the release-faithful variant: only the LoRA factors averaged, each client's VCL kept (the
+release exchanges only the PEFT dictionary). VC-affine is what the released forward runs (its losses zeroed);
+SCAFFOLD-single is the code's `scaffold` baseline (one shared adapter). Controls: ``VC-stage-blind`` is FedWave-VC
+with every example fed the constant stage id K-1 (same layer, same parameters, averaged the same way: capacity
+without the stage signal); ``FedAvg-rank-matched`` is FedAvg-single at the LoRA rank whose parameter count is
+nearest to LoRA + VCL (`matched_lora_rank`); ``centralized-eq`` is centralized training with as many updates per
+round as one client (E steps of batch K B, the examples of all clients), where ``centralized`` takes K E steps of
+batch B."""
+
+RANK_MATCHED = ("FedAvg-rank-matched",)
+
+
+def lora_count(cfg: dict, r: int | None = None) -> int:
+    """LoRA factors of the tiny decoder: n_layers r sum(d_in + d_out) over q, k, v, o, fc1 (d -> 4d), fc2 (4d -> d)."""
+    d, r = cfg["d"], cfg["lora_r"] if r is None else r
+    return cfg["n_layers"] * r * (4 * 2 * d + 5 * d + 5 * d)
+
+
+def vcl_count(cfg: dict) -> int:
+    """Parameters of `ChainVCL` at width d, K stages: e (K d), W^Q, W^K, W^V (3 d d), C (K^2), W^O (d^2 + d)."""
+    d, K = cfg["d"], N_STAGES
+    return K * d + 3 * d * d + K * K + d * d + d
+
+
+def matched_lora_rank(cfg: dict) -> int:
+    """The LoRA rank whose parameter count is nearest to LoRA (rank ``lora_r``) + the VCL's (ties: the larger)."""
+    target = lora_count(cfg) + vcl_count(cfg)
+    per_rank = lora_count(cfg, 1)
+    lo = max(1, target // per_rank)
+    return min((lo, lo + 1), key=lambda r: (abs(lora_count(cfg, r) - target), -r))
+
+
+def method_cfg(method: str, cfg: dict) -> dict:
+    """The preset a method trains with: the rank-matched control gets `matched_lora_rank` and the same alpha / r."""
+    if method in RANK_MATCHED:
+        r = matched_lora_rank(cfg)
+        return dict(cfg, lora_r=r, lora_alpha=cfg["lora_alpha"] * r / cfg["lora_r"])
+    return cfg
 
 
 def make_strategy(name: str, cfg: dict) -> Strategy:
@@ -375,10 +415,12 @@ class RunResult:
 def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
                curve_fn: Callable[[Adapted, dict[int, Params]], np.ndarray] | None = None) -> RunResult:
     """Train one method (METHODS) for cfg['rounds'] rounds x cfg['local_steps'] steps per client, data seeded by
-    ``seed`` (client k's data is the same for every method at a seed; IID re-deals the same pool)."""
+    ``seed`` (client k's data is the same for every method at a seed; IID re-deals the same pool). ``curve_fn`` is
+    called after every round (a round where it returns None is not recorded)."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; known: {', '.join(METHODS)}")
     vcl, strat_name, regime = METHODS[method]
+    cfg = method_cfg(method, cfg)
     rng = np.random.default_rng(1000 + seed)
     local = [stage_pairs_seeded for stage_pairs_seeded in _client_data(cfg, seed)]
     if regime == "fed-iid":
@@ -393,23 +435,24 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
     out = RunResult(method, seed, model, {k: init for k in range(N_STAGES)})
     gen = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
     E, B, R = cfg["local_steps"], cfg["batch"], cfg["rounds"]
-    if regime == "central":
+    if regime in ("central", "central-eq"):
+        # central: K E steps of batch B per round (as many steps as all clients together); central-eq: E steps of
+        # batch K B (as many updates as one client, the same examples as all clients together)
+        steps, batch = (E * N_STAGES, B) if regime == "central" else (E, B * N_STAGES)
         pooled = Client(-1, PairSet.concat(local))
         for r in range(R):
             model.set_params(out.states[0])
-            local_train(model, pooled, E * N_STAGES, round_lr(cfg, r), B, gen, reg=reg, round_id=r)
+            local_train(model, pooled, steps, round_lr(cfg, r), batch, gen, reg=reg, round_id=r)
             p = model.get_params()
             out.states = {k: p for k in range(N_STAGES)}
-            if curve_fn is not None:
-                out.curve.append(curve_fn(model, out.states))
+            _record(out, curve_fn, model)
         return out
     if regime == "local":
         for r in range(R):
             new = local_train_all(model, clients, [out.states[c.cid] for c in clients], E, round_lr(cfg, r), B, gen,
                                   reg=reg, round_id=r)
             out.states = {c.cid: p for c, p in zip(clients, new)}
-            if curve_fn is not None:
-                out.curve.append(curve_fn(model, out.states))
+            _record(out, curve_fn, model)
         return out
     strategy = make_strategy(strat_name, cfg)
     shared_keys = [k for k in init if ".lora_" in k] if regime == "fed-lora" else list(init)
@@ -427,10 +470,16 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
             strategy.update_controls(g, [p for p, _ in results], [c.cid for c in clients], E, lr)
         g = strategy.aggregate_fit(results, server_round=r + 1, num_rounds=R)
         out.states = {c.cid: {**p, **g} for p, c in zip(new, clients)}
-        if curve_fn is not None:
-            out.curve.append(curve_fn(model, out.states))
+        _record(out, curve_fn, model)
     model.set_params(out.states[0])
     return out
+
+
+def _record(out: RunResult, curve_fn, model: Adapted) -> None:
+    if curve_fn is not None:
+        v = curve_fn(model, out.states)
+        if v is not None:
+            out.curve.append(v)
 
 
 def _client_data(cfg: dict, seed: int) -> list[PairSet]:

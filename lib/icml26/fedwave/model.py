@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import PAD, SEQ_LEN, VOCAB
+from .data import SEQ_LEN, VOCAB
 
 LORA_TARGETS = ("q", "k", "v", "o", "fc1", "fc2")
 
@@ -159,6 +159,3 @@ def pretrain_base(cfg: dict, seed: int, progress=None) -> TinyDecoder:
         p.requires_grad_(False)
     return model
 
-
-def pad_id() -> int:
-    return PAD

@@ -25,9 +25,15 @@ class Router(nn.Module):
         super().__init__()
         if n_experts < 2:
             raise ValueError(f"a router needs K >= 2 experts, got {n_experts}")
-        torch.manual_seed(seed)
         self.n_experts = n_experts
-        self.net = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, n_experts))
+        with torch.random.fork_rng(devices=[]):     # nn.Linear's own init draws from the global RNG: restore it after
+            self.net = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, n_experts))
+        g = torch.Generator().manual_seed(seed)     # a local generator: the global torch RNG is left untouched
+        with torch.no_grad():
+            for lin in (self.net[0], self.net[2]):   # nn.Linear's default law, U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+                bound = 1.0 / lin.in_features ** 0.5
+                lin.weight.copy_(torch.rand(lin.weight.shape, generator=g) * 2 * bound - bound)
+                lin.bias.copy_(torch.rand(lin.bias.shape, generator=g) * 2 * bound - bound)
         self.register_buffer("mu", torch.zeros(d_in))
         self.register_buffer("sd", torch.ones(d_in))
 

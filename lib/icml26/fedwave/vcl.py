@@ -14,6 +14,9 @@
   Regularisers (`ChainVCL.regularisers`): position sum_i (cos(e_i, e_{i+1}) - (1 - (i+1)/K))^2 (targets 0.75, 0.5,
   0.25 for K = 4), continuity sum_{i<j} (cos(vec W^Q_i, vec W^Q_j) - tau_ij)^2 (tau 0.5 for neighbours, else 0.2),
   consistency (cos(mean VCL(h, s), mean VCL(h, s-1)) - 0.6)^2; weights 0.1 / 0.1 / 0.2 (the run script's).
+* The stage-blind control (``blind_chain``): the same `ChainVCL`, relaxed chain, same parameters and count, but every
+  example is fed the constant stage id K-1 (``fixed_stage``), whose mask activates every head: the capacity of the
+  layer without its stage signal, so FedWave-VC minus it measures what the inter-stage dependencies add.
 """
 from __future__ import annotations
 
@@ -72,8 +75,11 @@ class ChainVCL(nn.Module):
 
     variant = "chain"
 
-    def __init__(self, d: int, n_stages: int = 4, mode: str = "strict_chain", cross_head: bool = True, seed: int = 0):
+    def __init__(self, d: int, n_stages: int = 4, mode: str = "strict_chain", cross_head: bool = True, seed: int = 0,
+                 fixed_stage: int | None = None):
         super().__init__()
+        if fixed_stage is not None and not 0 <= fixed_stage < n_stages:
+            raise ValueError(f"fixed_stage {fixed_stage} is out of range 0..{n_stages - 1}")
         if n_stages < 2:
             raise ValueError(f"the value chain needs K >= 2 stages, got {n_stages}")
         if d % n_stages:
@@ -82,6 +88,7 @@ class ChainVCL(nn.Module):
             raise ValueError(f"mode must be 'strict_chain' or 'relaxed_chain', got {mode!r}")
         g = torch.Generator().manual_seed(seed)
         self.n_stages, self.mode, self.cross_head, self.dh = n_stages, mode, cross_head, d // n_stages
+        self.fixed_stage = fixed_stage
         self.stage_emb = nn.Parameter(0.02 * torch.randn(n_stages, d, generator=g))
         self.W_Q = nn.Parameter(torch.randn(n_stages, d, self.dh, generator=g) / d ** 0.5)
         self.W_K = nn.Parameter(torch.randn(n_stages, d, self.dh, generator=g) / d ** 0.5)
@@ -115,10 +122,14 @@ class ChainVCL(nn.Module):
             o = torch.einsum("ji,bite->bjte", self.C, o)
         return o
 
+    def _stage(self, stage, batch: int) -> torch.Tensor:
+        stage = _check_stage(stage, self.n_stages, batch)
+        return stage if self.fixed_stage is None else torch.full_like(stage, self.fixed_stage)
+
     def forward(self, h: torch.Tensor, stage, regularise: bool = False):
         if regularise:       # so that torch.func.functional_call can reach the regularisers too
             return self.regularisers(h, stage)
-        stage = _check_stage(stage, self.n_stages, h.shape[0])
+        stage = self._stage(stage, h.shape[0])
         o = self.heads(h, stage)
         b, K, t, e = o.shape
         return h + self.stage_emb[stage][:, None, :] + self.W_O(o.permute(0, 2, 1, 3).reshape(b, t, K * e))
@@ -130,7 +141,7 @@ class ChainVCL(nn.Module):
         wq = F.normalize(self.W_Q.reshape(K, -1), dim=1)
         cont = sum((torch.dot(wq[i], wq[j]) - (0.5 if j == i + 1 else 0.2)) ** 2
                    for i in range(K) for j in range(i + 1, K))
-        stage = _check_stage(stage, K, h.shape[0])
+        stage = self._stage(stage, h.shape[0])
         h, stage = h[:CONSISTENCY_BATCH], stage[:CONSISTENCY_BATCH]     # a sub-batch: the term is a batch mean
         prev = (stage - 1).clamp_min(0)
         a = self.forward(h, stage).mean(dim=(0, 1))
@@ -144,7 +155,10 @@ def make_vcl(variant: str, d: int, n_stages: int = 4, seed: int = 0) -> nn.Modul
         return AffineVCL(d, n_stages, seed=seed)
     if variant in ("strict_chain", "relaxed_chain", "chain"):
         return ChainVCL(d, n_stages, mode="relaxed_chain" if variant == "relaxed_chain" else "strict_chain", seed=seed)
-    raise ValueError(f"unknown VCL variant {variant!r}: 'affine' (as released), 'strict_chain' or 'relaxed_chain'")
+    if variant == "blind_chain":
+        return ChainVCL(d, n_stages, mode="relaxed_chain", seed=seed, fixed_stage=n_stages - 1)
+    raise ValueError(f"unknown VCL variant {variant!r}: 'affine' (as released), 'strict_chain', 'relaxed_chain' or "
+                     "'blind_chain' (the stage-blind control)")
 
 
 def regulariser_loss(vcl: nn.Module, h: torch.Tensor, stage) -> torch.Tensor:
