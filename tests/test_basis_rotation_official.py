@@ -27,14 +27,33 @@ def test_golden_fixture_has_provenance_and_all_twenty_cases():
         assert float((c["final"] - c["W0"]).abs().max()) > 0.1
 
 
+def _well_posed(d):
+    return {k: v for k, v in d.items() if not ref.cold_start_rank_deficient(*k)}
+
+
 def test_ours_matches_the_official_class_golden_outputs():
-    d = ref.golden_differential()
-    assert len(d) == 20 and max(d.values()) <= 1e-5, max(d.items(), key=lambda kv: kv[1])
+    """On the 16 cases whose cold start is well posed; the 4 others are decided by round-off (next tests)."""
+    d = _well_posed(ref.golden_differential())
+    assert len(d) == 16 and max(d.values()) <= 1e-5, max(d.items(), key=lambda kv: kv[1])
 
 
 def test_the_paraphrase_matches_the_official_class_with_the_official_ema():
-    d = ref.golden_differential(lambda W, g, **hp: official_rule(W, g, ema="lerp", **hp))
+    d = _well_posed(ref.golden_differential(lambda W, g, **hp: official_rule(W, g, ema="lerp", **hp)))
     assert max(d.values()) <= 1e-5
+
+
+def test_rank_deficient_cold_starts_are_exactly_the_rectangular_second_order_bi_cases():
+    keys = {(c["source"], c["geometry"], tuple(c["shape"])) for c in ref.golden_cases()["cases"]}
+    flagged = {k for k in keys if ref.cold_start_rank_deficient(*k)}
+    assert flagged == {("2nd", "bi", s) for s in [(6, 9), (9, 6), (5, 12), (12, 5)]}
+
+
+def test_a_rotated_null_space_basis_moves_the_rank_deficient_cases_only():
+    """Another exact eigh answer at the cold start moves the final weights by percents where the factor is
+    rank-deficient (so a fixture from another machine's LAPACK cannot judge them), and not at all elsewhere."""
+    assert min(ref.null_basis_sensitivity("2nd", "bi", s) for s in [(6, 9), (12, 5)]) > 1e-2
+    assert ref.null_basis_sensitivity("2nd", "bi", (7, 7)) == 0.0
+    assert ref.null_basis_sensitivity("2nd", "uni", (5, 12)) == 0.0
 
 
 def test_the_golden_comparison_sees_a_changed_rule():
@@ -122,7 +141,9 @@ def test_basis_rotation_2nd_bi_is_soap(freq):
 def test_official_differential_summary_and_validation():
     from icml26.basis_rotation.reference import official_differential
 
-    d = official_differential(steps=30)
+    d = official_differential(steps=30)                  # the official lerp EMA: round-off decides the
+    assert len(d) == 12 and max(_well_posed(d).values()) < 1e-5       # rank-deficient cold starts (F1r)
+    d = official_differential(steps=30, ema="ours")       # the same round-off: all twelve agree
     assert len(d) == 12 and max(d.values()) < 1e-5
     with pytest.raises(ValueError):
         official_rule(torch.zeros(3, 3), [], source="3rd", geometry="bi", ema="lerp", **{k: v for k, v in HP.items()})

@@ -16,6 +16,9 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
   alpha) and its band: :func:`equivalent_staleness`, :func:`scaled_slowdown`, :func:`scaled_ratio`,
   :func:`scaled_reduction`, :data:`CARRY_LAWS`, :func:`carry_band`, :func:`lenient_end`, :func:`band_reading`,
   :func:`fit_alpha`; censored slowdowns: :func:`seed_slowdown`, :func:`censoring_reason`
+* coverage (issue 53, item 6): :func:`depth_growth` (the depth pathology), :func:`stash_degradation` and
+  :func:`final_loss` (training without weight stashing, ``train_pipeline(..., stash=False)``),
+  :func:`split_freqs` (the two-level refresh allocation of the direction test), :func:`intersection_union`
 * fidelity: :mod:`~icml26.basis_rotation.reference` (the golden fixture of the official class's outputs,
   :func:`~icml26.basis_rotation.reference.golden_differential`; a paraphrase of the official step; the SOAP cross-check)
 * Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
@@ -26,13 +29,13 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
-from .experiments import (Task, alignment_sweep, censoring_reason, seed_slowdown, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
+from .experiments import (Task, alignment_sweep, depth_growth, stash_mode_gaps, final_loss, intersection_union, stash_degradation, censoring_reason, seed_slowdown, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
                           slowdown_sweep, slowdown_table, trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
-from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
+from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, split_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
 from .presets import PRESETS
 from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, carry_band, equivalent_staleness,
                      fit_alpha, lenient_end, scaled_ratio, scaled_reduction, scaled_slowdown)
@@ -48,5 +51,6 @@ __all__ = [
     "trajectories_2d", "warmup_cosine", "alignment_sweep", "levels_2d", "r_2d", "seed_iterations",
     "slowdown_vs_target", "PAPER_P", "PAPER_SLOWDOWN", "PAPER_SYNC_RATIO", "equivalent_staleness", "scaled_ratio",
     "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end",
-    "censoring_reason", "seed_slowdown", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
+    "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
+    "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
 ]

@@ -55,12 +55,22 @@ class TeacherRegression:
         self.x_eval, self.y_eval = sample(n_eval)
         self.d_in, self.d_out = d_in, d_out
 
+    def to(self, device) -> "TeacherRegression":
+        """Move the pools to ``device`` (they are drawn on the CPU, so the data do not depend on it)."""
+        for k in ("x_train", "y_train", "x_eval", "y_eval"):
+            setattr(self, k, getattr(self, k).to(device))
+        return self
+
     def batches(self, batch: int, seed: int):
-        """An endless stream of minibatches drawn with replacement from the training pool."""
+        """An endless stream of minibatches drawn with replacement from the training pool (indices drawn on
+        the CPU, so the stream is the same on every device)."""
         g = torch.Generator().manual_seed(10_000 + seed)
         n = self.x_train.shape[0]
+        dev = self.x_train.device
         while True:
             idx = torch.randint(0, n, (batch,), generator=g)
+            if dev.type != "cpu":
+                idx = idx.to(dev, non_blocking=True)
             yield self.x_train[idx], self.y_train[idx]
 
     def eval_loss(self, model: torch.nn.Module) -> float:
@@ -96,13 +106,16 @@ class CharCorpus:
         y = torch.stack([data[i + 1:i + 1 + self.ctx] for i in idx.tolist()])
         return x, y
 
-    def batches(self, batch: int, seed: int):
+    def batches(self, batch: int, seed: int, device=None):
+        """Endless ``(x, y)`` minibatches, built on the CPU and moved to ``device`` (None: stay on the CPU)."""
         g = torch.Generator().manual_seed(20_000 + seed)
         hi = self.train.numel() - self.ctx - 1
         while True:
-            yield self._batch(self.train, torch.randint(0, hi, (batch,), generator=g))
+            x, y = self._batch(self.train, torch.randint(0, hi, (batch,), generator=g))
+            yield (x, y) if device is None else (x.to(device, non_blocking=True), y.to(device, non_blocking=True))
 
-    def eval_batches(self, n_batches: int, batch: int, seed: int = 0):
+    def eval_batches(self, n_batches: int, batch: int, seed: int = 0, device=None):
         g = torch.Generator().manual_seed(30_000 + seed)
         hi = self.val.numel() - self.ctx - 1
-        return [self._batch(self.val, torch.randint(0, hi, (batch,), generator=g)) for _ in range(n_batches)]
+        out = [self._batch(self.val, torch.randint(0, hi, (batch,), generator=g)) for _ in range(n_batches)]
+        return out if device is None else [(x.to(device), y.to(device)) for x, y in out]

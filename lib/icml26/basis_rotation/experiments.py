@@ -19,11 +19,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..seeding import device as compute_device
 from .data import CharCorpus, TeacherRegression, stdlib_corpus
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import BasisRotationAdam
-from .pipeline import TrainRun, iterations_to_target, train_pipeline
+from .pipeline import TrainRun, iterations_to_target, split_stages, train_pipeline
 from .toys import random_rotation, rotation2d, run_quadratic, steady_state_loss, update_alignment
 
 
@@ -135,30 +136,41 @@ def alignment_sweep(angles_deg: Sequence[float], tau: int, steps: int, seeds: Se
 # ---------------------------------------------------------------------- pipeline tasks
 @dataclass
 class Task:
-    """A model factory, a data stream, a loss and an evaluation for :func:`train_pipeline`."""
+    """A model factory, a data stream, a loss and an evaluation for :func:`train_pipeline`, on ``device``
+    (the data live there; :func:`slowdown_sweep` moves each model there after its CPU initialisation)."""
 
     name: str
     make_model: Callable[[], torch.nn.Module]
     batches: Callable[[int], object]
     loss_fn: Callable
     eval_fn: Callable[[torch.nn.Module], float]
+    device: torch.device = torch.device("cpu")
 
 
-def mlp_task(cfg: dict) -> Task:
-    """Deep tanh MLP on :class:`TeacherRegression` (stand-in for the paper's GPT + OpenWebText)."""
-    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+def _device(device) -> torch.device:
+    return torch.device(device) if device is not None else compute_device()
+
+
+def mlp_task(cfg: dict, device=None) -> Task:
+    """Deep tanh MLP on :class:`TeacherRegression` (stand-in for the paper's GPT + OpenWebText), on ``device``
+    (default :func:`icml26.device`: CUDA when present). ``cfg["residual"]`` (default False): residual blocks."""
+    dev = _device(device)
+    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"],
+                             seed=0).to(dev)
 
     def make():
-        return DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"])
+        return DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"], residual=cfg.get("residual", False))
 
     return Task("deep MLP", make, lambda seed: data.batches(cfg["batch"], seed),
-                lambda m, b: F.mse_loss(m(b[0]), b[1]), data.eval_loss)
+                lambda m, b: F.mse_loss(m(b[0]), b[1]), data.eval_loss, dev)
 
 
-def gpt_task(cfg: dict) -> Task:
-    """Tiny character-level GPT on the standard-library corpus."""
+def gpt_task(cfg: dict, device=None) -> Task:
+    """Tiny character-level GPT on the standard-library corpus, on ``device`` (default :func:`icml26.device`)."""
+    dev = _device(device)
     corpus = CharCorpus(stdlib_corpus(max_chars=cfg.get("max_chars")), cfg["ctx"])
-    evals = corpus.eval_batches(cfg["eval_batches"], cfg["batch"])
+    on = None if dev.type == "cpu" else dev
+    evals = corpus.eval_batches(cfg["eval_batches"], cfg["batch"], device=on)
 
     def make():
         return TinyGPT(corpus.vocab, cfg["d_model"], cfg["n_layer"], cfg["n_head"], cfg["ctx"])
@@ -170,18 +182,19 @@ def gpt_task(cfg: dict) -> Task:
         with torch.no_grad():
             return float(sum(loss_fn(m, b) for b in evals) / len(evals))
 
-    return Task("tiny GPT", make, lambda seed: corpus.batches(cfg["batch"], seed), loss_fn, eval_fn)
+    return Task("tiny GPT", make, lambda seed: corpus.batches(cfg["batch"], seed, device=on), loss_fn, eval_fn, dev)
 
 
 def slowdown_sweep(task: Task, methods: Sequence[str], Ps: Sequence[int], seeds: Sequence[int], *, steps: int,
                    lr: float, eval_every: int, warmup: int, progress: Callable | None = None,
                    **train_kw) -> dict[tuple[str, int, int], TrainRun]:
-    """One run per (method, P, seed); the model initialisation depends on the seed only."""
+    """One run per (method, P, seed); the model initialisation depends on the seed only (drawn on the CPU,
+    then moved to ``task.device``). ``train_kw`` goes to :func:`train_pipeline` (e.g. ``freq``, ``stash``)."""
     jobs = [(m, P, s) for m in methods for P in Ps for s in seeds]
     runs = {}
     for m, P, s in (progress(jobs, desc=f"{task.name} runs") if progress else jobs):
         torch.manual_seed(s)
-        model = task.make_model()
+        model = task.make_model().to(task.device)
         runs[(m, P, s)] = train_pipeline(model, m, P, task.batches(s), task.loss_fn, task.eval_fn, steps=steps,
                                          lr=lr, eval_every=eval_every, warmup=warmup, seed=s, **train_kw)
     return runs
@@ -323,3 +336,110 @@ def censoring_reason(claim_side: str, parts: dict, interval: tuple[float, float]
             why.append(f"{name} is censored at {where} in some seed: its count is a lower bound, which makes "
                        f"the claimed value {'a lower' if value_bound == 'lower' else 'an upper'} bound, the wrong way for this region")
     return "; ".join(why)
+
+
+# ---------------------------------------------------------------------- coverage: depth, stashing
+def depth_growth(runs: dict, method: str, Ps: Sequence[int], target: float, steps: int) -> dict:
+    """Per-seed growth of ``method``'s slowdown between the two deepest pipelines run (the depth pathology):
+    ``slowdown(P_deep) - slowdown(P_prev)``, slowdowns against the method's own ``P = 1`` (:func:`seed_slowdown`;
+    ``P_prev = 1`` gives slowdown 1 exactly). Returns the difference, both slowdowns, their ``lower`` flags (a
+    seed censored at that depth only: a lower bound) and the depths; a seed censored at ``P = 1`` is NaN."""
+    Ps = sorted(int(p) for p in Ps)
+    if len(Ps) < 2 or Ps[0] != 1:
+        raise ValueError(f"depth_growth needs P = 1 and at least one deeper P, got {tuple(Ps)}")
+    P_deep, P_prev = Ps[-1], Ps[-2]
+    it1 = seed_iterations(runs, method, 1, target, steps)
+    sd_deep, lo_deep = seed_slowdown(seed_iterations(runs, method, P_deep, target, steps), it1)
+    if P_prev == 1:
+        sd_prev, lo_prev = np.where(np.isnan(sd_deep), np.nan, 1.0), np.zeros_like(lo_deep)
+    else:
+        sd_prev, lo_prev = seed_slowdown(seed_iterations(runs, method, P_prev, target, steps), it1)
+    return {"diff": sd_deep - sd_prev, "sd_deep": sd_deep, "sd_prev": sd_prev, "lower_deep": lo_deep,
+            "lower_prev": lo_prev, "P_deep": P_deep, "P_prev": P_prev}
+
+
+def final_loss(run: TrainRun, last: int = 3) -> tuple[float, bool]:
+    """Mean of the last ``last`` evaluation losses, and whether the run diverged. A diverged run counts as having
+    learnt nothing: its value is its *first* evaluation loss (after one step), a lower bound on its real final
+    loss (which is infinite)."""
+    if last < 1:
+        raise ValueError("last must be >= 1")
+    if "diverged_at" in run.extra:
+        return float(run.eval_loss[0]), True
+    return float(np.mean(run.eval_loss[-last:])), False
+
+
+def stash_degradation(runs_off: dict, runs_on: dict, method: str, P: int, last: int = 3) -> dict:
+    """Per-seed ``log(final loss without weight stashing / with it)`` of ``method`` at ``P`` (:func:`final_loss`),
+    seeds in order. ``lower``: the run without stashing diverged (the log-ratio is a lower bound); ``upper``: the
+    run with stashing diverged (an upper bound)."""
+    def per_seed(runs):
+        sel = sorted(((s, r) for (m, p, s), r in runs.items() if m == method and p == P), key=lambda x: x[0])
+        if not sel:
+            raise KeyError(f"no run for {method!r} at P = {P}")
+        return [s for s, _ in sel], [final_loss(r, last) for _, r in sel]
+    s_off, off = per_seed(runs_off)
+    s_on, on = per_seed(runs_on)
+    if s_off != s_on:
+        raise ValueError(f"the two sets of runs have different seeds: {s_off} vs {s_on}")
+    return {"log_ratio": np.log([a[0] / b[0] for a, b in zip(off, on)]), "lower": np.array([a[1] for a in off]),
+            "upper": np.array([b[1] for b in on]), "seeds": s_off}
+
+
+def intersection_union(summaries: dict, threshold: float = 0.0) -> tuple[str, object]:
+    """The one interval that decides an intersection-union test of "every value > ``threshold``" over several
+    :class:`~icml26.stats.SeedSummary` (one per baseline): an undefined one (NaN) first, else one wholly below
+    the threshold (the lowest upper end), else the one with the lowest lower end. Every interval above the
+    threshold iff the returned one is; one wholly below iff the returned one is. Returns ``(name, summary)``."""
+    if not summaries:
+        raise ValueError("intersection_union needs at least one summary")
+    undefined = [k for k, v in summaries.items() if not (np.isfinite(v.ci_low) and np.isfinite(v.ci_high))]
+    if undefined:
+        return undefined[0], summaries[undefined[0]]
+    below = [k for k, v in summaries.items() if v.ci_high < threshold]
+    if below:
+        k = min(below, key=lambda k: summaries[k].ci_high)
+        return k, summaries[k]
+    k = min(summaries, key=lambda k: summaries[k].ci_low)
+    return k, summaries[k]
+
+
+def stash_mode_gaps(P: int = 4, steps: int = 20, seed: int = 0, width: int = 16, lr: float = 1e-2) -> dict:
+    """Checks of the emulator's no-stashing mode on a small deep MLP trained with AdamW (CPU, float32):
+    ``sync_gap``, the largest |difference| of the final weights between ``stash=False`` with every delay 0 and
+    synchronous training (0 exactly: the boundary substitution changes no value and no gradient), and
+    ``mode_gap``, the same between ``stash=True`` and ``stash=False`` with the 1F1B delays (> 0: forward and
+    backward at different versions change the gradients). Both runs of a pair see the same data and initialisation."""
+    from .pipeline import AsyncPipeline
+
+    data = TeacherRegression(d_in=8, d_out=2, n_train=256, n_eval=16, teacher_width=8, teacher_depth=2, seed=0)
+
+    def train(stash: bool, delays) -> list[torch.Tensor]:
+        torch.manual_seed(seed)
+        model = DeepMLP(8, width, P, 2)
+        stages = split_stages(model, P)
+        pipe = AsyncPipeline(model, stages, stash=stash, delays=delays)
+        opt = torch.optim.AdamW(model.parameters(), lr=lr)
+        stream = data.batches(32, seed)
+        for _ in range(steps):
+            x, y = next(stream)
+            pipe.forward_backward(lambda: F.mse_loss(model(x), y))
+            opt.step()
+            pipe.push()
+        return [p.detach().clone() for p in model.parameters()]
+
+    def sync() -> list[torch.Tensor]:
+        torch.manual_seed(seed)
+        model = DeepMLP(8, width, P, 2)
+        opt = torch.optim.AdamW(model.parameters(), lr=lr)
+        stream = data.batches(32, seed)
+        for _ in range(steps):
+            x, y = next(stream)
+            opt.zero_grad()
+            F.mse_loss(model(x), y).backward()
+            opt.step()
+        return [p.detach().clone() for p in model.parameters()]
+
+    gap = lambda a, b: max(float((u - v).abs().max()) for u, v in zip(a, b))
+    return {"sync_gap": gap(train(False, [0] * P), sync()),
+            "mode_gap": gap(train(False, None), train(True, None)), "P": P, "steps": steps}

@@ -29,15 +29,29 @@ class MLPBlock(nn.Module):
         return torch.tanh(self.mlp(x))
 
 
-class DeepMLP(nn.Module):
-    """``inp`` (not rotated) -> ``n_blocks`` tanh blocks (rotated) -> ``head`` (not rotated)."""
+class ResidualMLPBlock(MLPBlock):
+    """``x -> x + tanh(mlp(x)) / sqrt(n_blocks)``: a residual block for the deep (``gpu``) MLP, so that 32 blocks
+    still train; the branch scale keeps the output's variance bounded in the depth."""
 
-    def __init__(self, d_in: int, width: int, n_blocks: int, d_out: int):
+    def __init__(self, width: int, n_blocks: int):
+        super().__init__(width)
+        self.scale = float(n_blocks) ** -0.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.scale * torch.tanh(self.mlp(x))
+
+
+class DeepMLP(nn.Module):
+    """``inp`` (not rotated) -> ``n_blocks`` tanh blocks (rotated) -> ``head`` (not rotated); ``residual``
+    blocks (:class:`ResidualMLPBlock`) for a very deep stand-in."""
+
+    def __init__(self, d_in: int, width: int, n_blocks: int, d_out: int, residual: bool = False):
         super().__init__()
         if min(d_in, width, n_blocks, d_out) < 1:
             raise ValueError("DeepMLP sizes must all be >= 1")
         self.inp = nn.Linear(d_in, width)
-        self.blocks = nn.ModuleList(MLPBlock(width) for _ in range(n_blocks))
+        self.blocks = nn.ModuleList(ResidualMLPBlock(width, n_blocks) if residual else MLPBlock(width)
+                                    for _ in range(n_blocks))
         self.head = nn.Linear(width, d_out)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

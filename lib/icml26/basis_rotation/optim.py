@@ -294,8 +294,10 @@ def rotated_weights(model: nn.Module, keys: Sequence[str] = ROTATED_MODULE_KEYS)
 
 def make_stage_optimizer(method: str, params: Sequence[nn.Parameter], rotated: set[int], *, lr: float,
                          betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01, eps: float = 1e-8,
-                         freq: int = 10, shampoo_beta: float | None = None) -> MultiOptimizer:
-    """The optimizer of one pipeline stage, as the official code builds it.
+                         freq: int = 10, shampoo_beta: float | None = None,
+                         check_finite: bool = True) -> MultiOptimizer:
+    """The optimizer of one pipeline stage, as the official code builds it (``check_finite``: passed to
+    :class:`BasisRotationAdam`).
 
     * ``AdamW`` / ``PipeDream-LR``: ``torch.optim.AdamW`` on every parameter (the LR correction is a
       schedule, see :func:`pipedream_lr_factor`);
@@ -322,7 +324,7 @@ def make_stage_optimizer(method: str, params: Sequence[nn.Parameter], rotated: s
     if rot:
         opts.append(BasisRotationAdam(rot, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       source=spec["source"], geometry=spec["geometry"], freq=freq,
-                                      shampoo_beta=shampoo_beta))
+                                      shampoo_beta=shampoo_beta, check_finite=check_finite))
     return MultiOptimizer(opts)
 
 

@@ -11,10 +11,25 @@ to its *current* weights. In steady state this is exactly:
 which :class:`AsyncPipeline` computes with one forward/backward through the mixed-version model.
 Warm-up: the stash starts filled with the initial weights. ``P = 1`` is synchronous training.
 Each stage has its own optimizer, LR schedule and per-parameter-group gradient clipping.
+
+**Without weight stashing** (``stash=False``; the paper's "without weight stashing" ablation, brief section 4:
+"all baselines degrade catastrophically, basis rotation nearly unaffected"): PipeDream without stashing runs
+the *forward* of minibatch ``u`` on stage ``s`` with the weights it has then, ``theta_s^{u - tau_s}``, and its
+*backward* ``tau_s`` updates later with the weights it has by then, the current ``theta_s^u``. With the
+official runtime's activation recomputation (brief section 2.1: the backward recomputes the stage's forward
+from the stage's stored input), stage ``s``'s backward is the vector-Jacobian product of
+``f_s(x_s; theta_s^u)`` at the input ``x_s`` that the stale forward delivered, with the cotangent that stage
+``s + 1`` sent back from its own backward. :class:`AsyncPipeline` computes exactly that with two passes: a
+no-grad forward through the mixed-version model (each stage at ``theta_s^{u - tau_s}``) records every stage
+boundary's value; then a forward at the current weights in which each boundary's *value* is replaced by the
+recorded one while its *gradient* flows through the current-weight computation (:class:`_Substitute`). The
+last stage has ``tau = 0`` in 1F1B, so the loss is the stale forward's. Stashing makes forward and backward
+use the same version; without it they differ, so the gradient is not the gradient of any one model.
 """
 from __future__ import annotations
 
 from collections import deque
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -60,12 +75,37 @@ def split_stages(model: nn.Module, P: int) -> list[list[nn.Module]]:
     return stages
 
 
-class AsyncPipeline:
-    """Weight stashing with per-stage delay ``P - 1 - s`` for a model split into ``len(stages)`` stages."""
+class _Substitute(torch.autograd.Function):
+    """``value`` forward, the gradient to ``out`` backward (a stage boundary without weight stashing)."""
 
-    def __init__(self, model: nn.Module, stages: Sequence[Sequence[nn.Module]]):
+    @staticmethod
+    def forward(ctx, out: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return grad, None
+
+
+class AsyncPipeline:
+    """Per-stage delay ``P - 1 - s`` for a model split into ``len(stages)`` stages, with weight stashing
+    (``stash=True``: forward and backward at ``theta_s^{u - tau_s}``) or without it (``stash=False``: forward
+    at ``theta_s^{u - tau_s}``, backward at the current ``theta_s^u``; module docstring).
+
+    ``delays`` overrides the per-stage delays (default :func:`stage_delays`; a test hook: ``stash=False`` with
+    every delay 0 is synchronous training). Without stashing the last stage's delay must be 0, as in 1F1B.
+    """
+
+    def __init__(self, model: nn.Module, stages: Sequence[Sequence[nn.Module]], stash: bool = True,
+                 delays: Sequence[int] | None = None):
         self.P = len(stages)
-        self.delays = stage_delays(self.P)
+        self.delays = stage_delays(self.P) if delays is None else [int(d) for d in delays]
+        if len(self.delays) != self.P or min(self.delays) < 0:
+            raise ValueError(f"delays must be {self.P} integers >= 0, got {delays!r}")
+        if not stash and self.delays[-1] != 0:
+            raise ValueError("without weight stashing the last stage's delay must be 0 (it computes the loss)")
+        self.stash_weights = bool(stash)
+        self.boundaries = [list(mods)[-1] for mods in stages[:-1]] if stages else []
         self.model = model
         self.stage_params: list[list[nn.Parameter]] = []
         seen: dict[int, int] = {}
@@ -92,24 +132,67 @@ class AsyncPipeline:
         self.stash = [deque([[p.detach().clone() for p in ps] for _ in range(d + 1)], maxlen=d + 1)
                       for ps, d in zip(self.stage_params, self.delays)]
 
-    def forward_backward(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
-        """Run ``loss_fn`` and its backward with each stage at its stashed version ``u - tau_s``."""
+    def _load_stale(self) -> list[list[torch.Tensor]]:
+        """Put each stage's stashed version ``u - tau_s`` into its parameters; return the current ones."""
         current = []
         for ps, hist, d in zip(self.stage_params, self.stash, self.delays):
-            cur = [p.data for p in ps]
-            current.append(cur)
+            current.append([p.data for p in ps])
             if d > 0:
                 for p, old in zip(ps, hist[0]):
                     p.data = old
+        return current
+
+    def _load_current(self, current: list[list[torch.Tensor]]) -> None:
+        for ps, cur in zip(self.stage_params, current):
+            for p, c in zip(ps, cur):
+                p.data = c
+
+    def forward_backward(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """Run ``loss_fn`` and its backward: with stashing, each stage at its stashed version ``u - tau_s``
+        both ways; without, forward values at ``u - tau_s`` and backward at the current weights."""
         for p in self.model.parameters():
             p.grad = None
+        if not self.stash_weights and self.boundaries:
+            return self._forward_backward_unstashed(loss_fn)
+        current = self._load_stale()
         try:
             loss = loss_fn()
             loss.backward()
         finally:
-            for ps, cur in zip(self.stage_params, current):
-                for p, c in zip(ps, cur):
-                    p.data = c
+            self._load_current(current)
+        return loss.detach()
+
+    def _forward_backward_unstashed(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
+        values: list[torch.Tensor | None] = [None] * len(self.boundaries)
+
+        def recorder(s):
+            def hook(mod, args, out):
+                if not isinstance(out, torch.Tensor):
+                    raise TypeError("a stage boundary module must return one tensor")
+                values[s] = out.detach()
+            return hook
+
+        def substituter(s):
+            def hook(mod, args, out):
+                return _Substitute.apply(out, values[s])
+            return hook
+
+        current = self._load_stale()
+        handles = [m.register_forward_hook(recorder(s)) for s, m in enumerate(self.boundaries)]
+        try:
+            with torch.no_grad():
+                loss_fn()                       # pass 1: the stale forward's stage-boundary values
+        finally:
+            for h in handles:
+                h.remove()
+            self._load_current(current)
+        handles = [m.register_forward_hook(substituter(s)) for s, m in enumerate(self.boundaries)]
+        try:
+            loss = loss_fn()                    # pass 2: those values, gradients at the current weights
+            loss.backward()
+        finally:
+            for h in handles:
+                h.remove()
         return loss.detach()
 
     def push(self) -> None:
@@ -138,14 +221,18 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                    warmup: int = 0, min_lr_ratio: float = 0.1, t_corr: int | None = None, clip: float | None = 1.0,
                    betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01,
                    freq: int | Sequence[int] = 10,
-                   shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None) -> TrainRun:
+                   shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None,
+                   stash: bool = True) -> TrainRun:
     """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
 
     ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
     the warm-up + cosine schedule, the PipeDream-LR correction for ``method == "PipeDream-LR"``
     (``t_corr`` steps; default :data:`T_CORR_FRACTION` of the run, the official 7 of 250 epochs), and
     gradient clipping per stage and parameter group. ``freq`` is the basis-refresh period, one value or
-    one per stage (the stage-aware allocation, :func:`stage_aware_freqs`).
+    one per stage (the stage-aware allocation, :func:`stage_aware_freqs`). ``stash=False`` trains without
+    weight stashing (:class:`AsyncPipeline`). The model's device is the run's: the loop syncs the host once
+    per step (the loss, for the divergence test) and once per evaluation; on CUDA the basis-rotation
+    optimizer skips its per-tensor finiteness check (one host sync per weight), which the loss test covers.
 
     A run whose loss becomes non-finite stops there and is recorded as *diverged*
     (``extra["diverged_at"]``; its remaining eval losses are ``inf``, so it never reaches a target and
@@ -158,21 +245,23 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     if steps < 1 or eval_every < 1:
         raise ValueError("steps and eval_every must be >= 1")
     t0 = time.perf_counter()
-    pipe = AsyncPipeline(model, split_stages(model, P))
+    pipe = AsyncPipeline(model, split_stages(model, P), stash=stash)
     rotated = rotated_weights(model)
+    on_cuda = any(p.is_cuda for p in model.parameters())
     freqs = [int(freq)] * P if isinstance(freq, (int, np.integer)) else [int(f) for f in freq]
     if len(freqs) != P or min(freqs) < 1:
         raise ValueError(f"freq must be an integer >= 1 or one such value per stage ({P}), got {freq!r}")
     opts = [make_stage_optimizer(method, ps, rotated, lr=lr, betas=betas, weight_decay=weight_decay, freq=f,
-                                 shampoo_beta=shampoo_beta) for ps, f in zip(pipe.stage_params, freqs)]
+                                 shampoo_beta=shampoo_beta, check_finite=not on_cuda)
+            for ps, f in zip(pipe.stage_params, freqs)]
     t_corr = max(1, round(T_CORR_FRACTION * steps)) if t_corr is None else t_corr
     extra: dict = {}
     lr_corr = METHODS[method].get("lr_correction", False)
     train, ev_steps, ev = [], [], []
     for t in range(steps):
         batch = next(batches)
-        loss = pipe.forward_backward(lambda: loss_fn(model, batch))
-        if not torch.isfinite(loss):
+        loss = float(pipe.forward_backward(lambda: loss_fn(model, batch)))   # the step's one host sync
+        if not math.isfinite(loss):
             extra["diverged_at"] = t
             ev_steps += list(range((t // eval_every + 1) * eval_every, steps + 1, eval_every))
             ev += [float("inf")] * (len(ev_steps) - len(ev))
@@ -187,7 +276,7 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                     torch.nn.utils.clip_grad_norm_(g["params"], clip)
             opt.step()
         pipe.push()
-        train.append(float(loss))
+        train.append(loss)
         if (t + 1) % eval_every == 0 or t == 0:
             ev_steps.append(t + 1)
             ev.append(eval_fn(model))
@@ -205,6 +294,19 @@ def stage_aware_freqs(P: int, base: int) -> list[int]:
         raise ValueError("base refresh period must be >= 1")
     w = np.array(stage_delays(P), dtype=float) + 1.0
     return [max(1, int(round(base * w.mean() / x))) for x in w]
+
+
+def split_freqs(P: int, early: int, late: int) -> list[int]:
+    """Refresh periods of a two-level allocation: the first ``P // 2`` stages (the stalest) refresh every
+    ``early`` steps, the last ``P // 2`` every ``late`` steps; an odd ``P``'s middle stage takes the shorter
+    period. ``split_freqs(P, a, b)`` and ``split_freqs(P, b, a)`` spend the same refresh budget, so they are a
+    direction test of stage-aware allocation (earlier stages have larger delays) that needs no guessed rule."""
+    stage_delays(P)
+    if min(early, late) < 1:
+        raise ValueError("refresh periods must be >= 1")
+    half = P // 2
+    mid = [min(early, late)] if P % 2 else []
+    return [int(early)] * half + mid + [int(late)] * half
 
 
 def iterations_to_target(run: TrainRun, target: float) -> int | None:

@@ -17,6 +17,24 @@ also runs synchronously (P = 1), to test whether basis rotation's synchronous le
 shared lr 1e-3. ``mlp["lr_grid_deep"]`` (``full`` only, ~12 runs, ~2 min): the same grid at the deepest P for
 ``mlp["lr_deep_methods"]``, so that each method's slowdown can be read at its own best learning rate (the third
 review: basis rotation on the MLP is far more delay-sensitive per unit of staleness than in the paper).
+
+Issue 53, item 6 (coverage) adds, at the deepest P only: ``mlp["nostash_methods"]`` trained without weight
+stashing (claim C13; each such run costs about 1.3 times a stashed one: one extra no-grad forward per step), and
+``mlp["split_freqs"] = (short, long)``, the direction test of stage-aware refresh (claim C11r: the first half of the
+stages at the short period and the rest at the long one, against the reverse; two runs per seed). The depth
+pathology (C12) reuses the main sweep. Measured at ``smoke`` (one seed, 100 steps, 2 shared cores): no stashing
+1.3 s (2 runs at P = 8, with the E1 checks), direction test 1.5 s (2 runs), the whole notebook 37 s wall. Carried to
+``book`` (9 and 6 runs of 800 steps at P = 8; a ``book`` MLP step costs about 0.6 of a ``smoke`` one, 2.4 against 4.1
+ms, as the runs are longer): about 28 s and 22 s, 50 s in all, which would take the ~260 s estimate past the 300 s
+budget. To make room, ``book``'s learning-rate grid at P = 1 (a diagnostic, not a claim) drops 3e-4 (12 runs, ~15 s;
+``full`` keeps it): ~295 s estimated, close to the budget, so ``book`` should be timed before it is published.
+
+``full`` carries a ``gpu`` variant, used only when ``icml26.device()`` is CUDA (the MLP and GPT runs compute there;
+the toys and the Hessian diagnostic stay on the CPU): a 32-block *residual* MLP (so that 32 blocks train) run at
+``P`` in {1, 8, 32}, one block per stage at ``P = 32`` as in the paper's 95M model, and a GPT with 16 layers at
+``P = 16`` and more steps, so that AdamW reaches C10's target. It has **not been run or timed** (no GPU was lent
+to the session that wrote it); its size is an estimate for a ~10-minute MLP part on one H100, where these small
+models are bound by kernel launches rather than arithmetic.
 """
 from __future__ import annotations
 
@@ -35,6 +53,15 @@ _KRON = dict(taus=(0, 31), lr=3e-3, sigma=0.05, freq=10, shampoo_beta=0.95, last
 _ALIGN = dict(angles=(0.0, 7.5, 15.0, 22.5, 30.0, 37.5, 45.0), tau=4)
 _TRAJ = dict(steps=350, window=(150, 350), taus=(0, 4))
 
+_FULL_MLP = dict(_MLP, steps=3000, Ps=(1, 2, 4, 8), seeds=(0, 1, 2),
+                 methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
+                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
+                 lr_grid=(3e-4, 1e-3, 3e-3), lr_grid_deep=(3e-4, 3e-3), lr_deep_methods=("NAdamW", "BR (2nd, bi)"),
+                 shampoo_beta=0.995, nostash_methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
+                 split_freqs=(5, 10))
+_FULL_GPT = dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
+                 methods=("AdamW", "BR (2nd, bi)"), shampoo_beta=0.995)
+
 PRESETS: dict[str, dict[str, Any]] = {
     # measured (issue 26 revision): 15.9 s for the whole notebook (11.4 s of timed sections), one torch thread;
     # issue 53 adds the 350-step 2-D runs and BR with period 100 at P = 1 (see the chapter's report for the latest)
@@ -44,7 +71,8 @@ PRESETS: dict[str, dict[str, Any]] = {
         align=dict(_ALIGN, angles=(0.0, 22.5, 45.0), steps=150, seeds=(0,)),
         kron=dict(_KRON, steps=1000, seeds=(0,)),
         mlp=dict(_MLP, steps=100, Ps=(1, 8), seeds=(0,), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=(), controls=("AdamW (beta1 0.6)",), lr_grid=(1e-3, 3e-3)),
+                 ablation=(), controls=("AdamW (beta1 0.6)",), lr_grid=(1e-3, 3e-3),
+                 nostash_methods=("AdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
         gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000,
                  methods=("AdamW", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=100, n_hessian=1024),
@@ -53,7 +81,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # GPT 32 s: 12 runs x 300 steps; toys ~12 s). Issue 53 adds 33 MLP runs (period 100 at P = 1, the AdamW
     # beta1 = 0.6 control at P = 1 and 8, the lr grid at P = 1): ~81 runs, estimated ~230 s in all. The third review
     # adds P = 4 for the four main methods (12 runs, ~15 s: two depths above P = 1 for the exponent fit C4f) and
-    # two extra 2-D runs at tau = 0 (~4 s): ~250 s estimated
+    # two extra 2-D runs at tau = 0 (~4 s): ~250 s estimated. Issue 53 item 6: +15 runs at P = 8 (no stashing, the
+    # refresh direction test; ~50 s), -12 runs of the P = 1 lr grid (3e-4 dropped, ~15 s): ~295 s estimated
     "book": dict(
         toy=dict(_TOY, taus=(0, 7, 15, 31), seeds=(0, 1, 2), steps=2500), invariance=dict(tau=15, steps=2000),
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
@@ -61,7 +90,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2)),
         mlp=dict(_MLP, steps=800, Ps=(1, 4, 8), seeds=(0, 1, 2), methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
-                 lr_grid=(3e-4, 1e-3, 3e-3)),
+                 lr_grid=(1e-3, 3e-3), nostash_methods=("AdamW", "NAdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
         gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=300, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
                  methods=("AdamW", "BR (2nd, bi)")),
         hessian=dict(_HESS, steps=400),
@@ -74,13 +103,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
         align=dict(_ALIGN, steps=600, seeds=(0, 1, 2, 3, 4)),
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2, 3, 4)),
-        mlp=dict(_MLP, steps=3000, Ps=(1, 2, 4, 8), seeds=(0, 1, 2),
-                 methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
-                 lr_grid=(3e-4, 1e-3, 3e-3), lr_grid_deep=(3e-4, 3e-3), lr_deep_methods=("NAdamW", "BR (2nd, bi)"),
-                 shampoo_beta=0.995),
-        gpt=dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
-                 methods=("AdamW", "BR (2nd, bi)"), shampoo_beta=0.995),
+        mlp=_FULL_MLP,
+        gpt=_FULL_GPT,
         hessian=dict(_HESS, steps=1000),
+        # issue 53 item 6: the 12 + 6 extra runs at P = 8 (no stashing, direction test; 3000 steps, ~3 ms a step, 1.3x
+        # without stashing) add ~230 s: ~1700 s estimated on 2 cores
+        gpu=dict(
+            mlp=dict(_FULL_MLP, n_blocks=32, residual=True, Ps=(1, 8, 32), lr_grid_deep=(), lr_deep_methods=()),
+            gpt=dict(_FULL_GPT, d_model=128, n_layer=16, ctx=128, batch=32, steps=2000, Ps=(1, 16))),
     ),
 }

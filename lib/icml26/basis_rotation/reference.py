@@ -36,7 +36,8 @@ from pathlib import Path
 import torch
 
 __all__ = ["DIFF_HP", "GOLDEN_PATH", "golden_cases", "golden_differential", "official_differential", "official_rule",
-           "quirk_off_differential", "soap_differential"]
+           "quirk_off_differential", "soap_differential", "cold_start_rank_deficient",
+           "null_basis_sensitivity"]
 
 
 def _sides(geometry, rows, cols):
@@ -222,6 +223,62 @@ def golden_differential(run=None, path: Path = GOLDEN_PATH) -> dict[tuple[str, s
         ref, W = case["final"], case["W0"]
         out[(case["source"], case["geometry"], tuple(case["shape"]))] = float((got - ref).abs().max() / (ref - W).abs().max())
     return out
+
+
+def cold_start_rank_deficient(source: str, geometry: str, shape: tuple[int, int]) -> bool:
+    """Whether the official second-order cold start decomposes a rank-deficient factor for this weight.
+
+    The first refresh (Alg. 2, ``Q is None``) is ``eigh(G G^T + 1e-30 I)`` (and ``eigh(G^T G + ...)``) of the EMA
+    after one gradient: on the longer side of a rectangular weight that factor has rank ``min(m, n)``, so every
+    orthonormal basis of its null space is an exact answer and LAPACK's pick depends on round-off and on the build
+    (CPU kernel). The warm starts that follow (one power-iteration step from the previous basis) carry the pick
+    forward, so the final weights depend on it (:func:`null_basis_sensitivity`): for these cases no fixture recorded
+    on another machine can judge an implementation. ``1st`` (SVD of the momentum) and ``uni`` (the shorter side only)
+    are not affected."""
+    if source != "2nd":
+        return False
+    rows, cols = shape
+    left, right = _sides(geometry, rows, cols)
+    return bool((left and rows > cols) or (right and cols > rows))
+
+
+def null_basis_sensitivity(source: str, geometry: str, shape: tuple[int, int], seed: int = 0, steps: int = 60,
+                           rotation_seed: int = 1) -> float:
+    """``max |a - b| / max |a - W0|``: ``a`` the class on :func:`_problem` with :data:`DIFF_HP`; ``b`` the same run
+    whose cold-start basis has its null-space columns (eigenvalue below ``1e-6`` of the largest) rotated by a fixed
+    random orthogonal matrix right after the first step: an equally exact ``eigh`` output. 0 where the cold start
+    has no null space (:func:`cold_start_rank_deficient` is False). The first step's update is unchanged by the
+    rotation (the rotated gradient has no component in the null space)."""
+    from .optim import BasisRotationAdam
+
+    W0, grads = _problem(tuple(shape), seed, steps)
+    hp = dict(DIFF_HP, source=source, geometry=geometry)
+    finals = []
+    for rotate in (False, True):
+        p = torch.nn.Parameter(W0.clone())
+        opt = BasisRotationAdam([p], lr=hp["lr"], betas=hp["betas"], eps=hp["eps"], weight_decay=hp["wd"],
+                                source=source, geometry=geometry, freq=hp["freq"], shampoo_beta=hp["sbeta"])
+        for t, G in enumerate(grads):
+            p.grad = G.clone()
+            opt.step()
+            if rotate and t == 0:
+                state = opt.state[p]
+                g = torch.Generator().manual_seed(rotation_seed)
+                for key, GG in (("QL", state["GGL"]), ("QR", state["GGR"])):
+                    if GG is None or state[key] is None:
+                        continue
+                    Q = state[key]
+                    lam = torch.diagonal(Q.T @ GG @ Q)
+                    null = lam < 1e-6 * lam.max()
+                    k = int(null.sum())
+                    if k >= 2:
+                        O = torch.linalg.qr(torch.randn(k, k, generator=g)).Q
+                        Q = Q.clone()
+                        Q[:, null] = Q[:, null] @ O
+                        state[key] = Q
+        finals.append(p.detach())
+    a, b = finals
+    return float((a - b).abs().max() / (a - W0).abs().max())
 
 
 def _run_quirk_off(W: torch.Tensor, grads, **hp) -> torch.Tensor:
