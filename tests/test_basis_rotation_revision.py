@@ -201,6 +201,19 @@ def test_band_reading_separates_decidable_misses_from_band_misses():
     assert "lenient end" in br.band_reading(0.3, 0.5, 0.39, 0.14, "at_least")     # straddles the declared threshold
     assert br.band_reading(0.96, 1.2, 0.69, 0.95, "at_most") == ""
     assert "lenient end" in br.band_reading(0.7, 0.9, 0.69, 0.95, "at_most")
+
+
+def test_band_reading_is_two_sided_passes_that_only_some_carry_laws_accept_are_no_verdict():
+    """The review of a124dea: the band turned misses into 'untestable' but never passes. With the strict end,
+    a pass inside alpha = 1's region but outside the strict end's is no verdict; a pass inside both is one."""
+    assert br.band_reading(0.11, 0.35, 0.502, 0.9, "at_most", strict=0.341) != ""
+    assert "strict end" in br.band_reading(0.11, 0.35, 0.502, 0.9, "at_most", strict=0.341)
+    assert br.band_reading(0.11, 0.30, 0.502, 0.9, "at_most", strict=0.341) == ""
+    assert br.band_reading(0.40, 0.60, 0.393, 0.136, "at_least", strict=0.45) != ""
+    assert br.band_reading(0.50, 0.60, 0.393, 0.136, "at_least", strict=0.45) == ""
+    band = br.carry_band(8, 4)
+    assert br.strict_end(band, "C4d", "at_most") == min(b["C4d"] for b in band.values())
+    assert br.strict_end(band, "C4a", "at_least") == max(b["C4a"] for b in band.values())
     assert br.band_reading(float("nan"), 1.0, 0.69, 0.95, "at_most") == ""
     with pytest.raises(ValueError):
         br.band_reading(0.1, 0.2, 0.3, 0.1, "between")

@@ -37,7 +37,7 @@ from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimi
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
 from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, split_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
 from .presets import PRESETS
-from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, carry_band, equivalent_staleness,
+from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, strict_end, carry_band, equivalent_staleness,
                      fit_alpha, lenient_end, scaled_ratio, scaled_reduction, scaled_slowdown)
 from .toys import TOY_METHODS, kronecker_regression, update_alignment, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
 
@@ -50,7 +50,7 @@ __all__ = [
     "slowdown_table", "split_stages", "stage_delays", "stdlib_corpus", "steady_state_loss", "train_pipeline",
     "trajectories_2d", "warmup_cosine", "alignment_sweep", "levels_2d", "r_2d", "seed_iterations",
     "slowdown_vs_target", "PAPER_P", "PAPER_SLOWDOWN", "PAPER_SYNC_RATIO", "equivalent_staleness", "scaled_ratio",
-    "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end",
+    "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end", "strict_end",
     "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
     "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
 ]

@@ -1,8 +1,8 @@
 """The paper's pipeline numbers carried to the chapter's pipeline depth: an *assumed* carry rule and its band.
 
 The paper reports its slowdowns at ``P = 32`` (95M GPT, ablation table [S]): basis rotation (2nd, bi)
-1.27x and the best baseline PipeDream-LR 4.24x. The blog [V] says a *fixed model* slows down 5.81x from
-``P = 1`` to ``32`` ("nearly six-fold"); the brief does not say with which optimizer, and reading it as AdamW's
+1.27x and the best baseline PipeDream-LR 4.24x. A *fixed model* slows down 5.81x [S] ("nearly six-fold", blog [V]) from
+``P = 1`` to ``32``; the brief does not say with which optimizer, and reading it as AdamW's
 slowdown (:data:`PAPER_SLOWDOWN` ``"AdamW"``) is this chapter's attribution (with PipeDream-LR's 4.24 instead,
 C10's threshold would be 0.769). The chapter runs ``P = 8`` (MLP) and ``P = 4`` (GPT).
 
@@ -30,7 +30,7 @@ PAPER_P = 32
 PAPER_SLOWDOWN = {"BR (2nd, bi)": 1.27, "BR (2nd, uni)": 1.66, "BR (1st, bi)": 1.77, "BR (1st, uni)": 2.55,
                   "PipeDream-LR": 4.24, "AdamW": 5.81}
 """Slowdowns at ``P = 32``: the ablation table [S] (95M; PipeDream-LR is its best baseline) and the blog's
-fixed-model slowdown [V] ("nearly six-fold", 5.81), attributed to AdamW by this chapter (module docstring)."""
+fixed-model slowdown ("nearly six-fold", blog [V]; 5.81 [S], secondary notes), attributed to AdamW by this chapter (module docstring)."""
 PAPER_SYNC_RATIO = 0.284 * 4.24 / 1.27
 """Basis rotation's iterations over the best baseline's at ``P = 1`` implied by the paper's numbers:
 (1 - 0.716) at ``P = 32`` times the ratio of slowdowns 4.24 / 1.27 (about 0.95: nearly equal synchronously)."""
@@ -105,22 +105,43 @@ def lenient_end(band: dict[str, dict[str, float]], claim: str, side: str, extra=
     raise ValueError(f"side must be 'at_least' or 'at_most', got {side!r}")
 
 
-def band_reading(low: float, high: float, declared: float, lenient: float, side: str) -> str:
-    """How a t-interval ``[low, high]`` of a carried claim reads against the band: ``""`` when the declared
-    (``alpha = 1``) test can decide (inside its region, or wholly beyond the lenient end too), else the reason
-    why the miss is not a verdict (it lies within what another carry law of the band would accept)."""
+def strict_end(band: dict[str, dict[str, float]], claim: str, side: str, extra=()) -> float:
+    """The strict end of a carried threshold over the band (the largest lower bound, or the smallest upper
+    bound): the threshold that *every* carry law of the band would impose."""
+    if side not in ("at_least", "at_most"):
+        raise ValueError(f"side must be 'at_least' or 'at_most', got {side!r}")
+    return lenient_end(band, claim, "at_most" if side == "at_least" else "at_least", extra)
+
+
+def band_reading(low: float, high: float, declared: float, lenient: float, side: str,
+                 strict: float | None = None) -> str:
+    """How a t-interval ``[low, high]`` of a carried claim reads against the band, both ways: ``""`` when the
+    declared (``alpha = 1``) test can decide, else why its reading is not a verdict.
+
+    * A miss (the interval does not lie inside the declared region: wholly outside or straddling it) is no
+      verdict when it does not also lie wholly beyond the band's ``lenient`` end (another carry law would accept
+      part of it).
+    * A pass (the interval inside the declared region) is no verdict when ``strict`` (:func:`strict_end`) is given
+      and the interval is not inside the region that the strict end draws (another carry law would reject it)."""
     if not (math.isfinite(low) and math.isfinite(high)):
         return ""
     if side == "at_least":
         inside, beyond = low >= declared, high < lenient
+        strict_ok = strict is None or low >= strict
     elif side == "at_most":
         inside, beyond = high <= declared, low > lenient
+        strict_ok = strict is None or high <= strict
     else:
         raise ValueError(f"side must be 'at_least' or 'at_most', got {side!r}")
-    if inside or beyond:
+    if inside:
+        return "" if strict_ok else (
+            f"the interval [{low:.3g}, {high:.3g}] clears the alpha = 1 threshold {declared:.3g} but not the band's "
+            f"strict end {strict:.3g}: the pass holds under some carry laws only (theory section), so no verdict")
+    if beyond:
         return ""
-    return (f"the interval [{low:.3g}, {high:.3g}] misses the alpha = 1 threshold {declared:.3g} but not the band's "
-            f"lenient end {lenient:.3g}: the carry rule is an assumption (theory section), so no verdict")
+    return (f"the interval [{low:.3g}, {high:.3g}] does not clear the alpha = 1 threshold {declared:.3g} and does not "
+            f"lie beyond the band's lenient end {lenient:.3g}: the carry rule is an assumption (theory section), so no "
+            "verdict")
 
 
 def fit_alpha(Ps, slowdowns, grid=None) -> float:
