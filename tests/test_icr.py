@@ -223,7 +223,7 @@ def test_presets_cover_every_scale():
     assert set(PRESETS) == set(SCALES)
     keys = set(PRESETS["smoke"])
     for scale in SCALES:
-        assert set(PRESETS[scale]) == keys
+        assert set(PRESETS[scale]) - {"gpu"} == keys                        # "gpu": full's GPU variant (its own test)
         p = PRESETS[scale]
         assert set(p["limited_steps"]) == set(p["limited_n"])
         assert all(p["channels"][1] <= n / 4 for n in p["limited_n"])     # d(dec4) <= N / 4
@@ -438,3 +438,73 @@ def test_prop_d1_fixed_data_counterexample_and_agreement_with_scalar_form():
 def test_two_view_icr_is_the_plugin_two_view_estimate():
     views, _, _ = gaussian_views(300, 2, 6)
     assert two_view_icr(views) == pytest.approx(icr(views[:, 0], views[:, 1]).icr, rel=1e-12)
+
+
+def test_saturation_crossing_step_and_scaling_exponent():
+    from icml26.icr import crossing_step, saturation, scaling_exponent
+
+    assert saturation([1.0, 2.0, 2.1, 2.1], 1) == pytest.approx(0.05)          # flat after the start: saturated
+    assert saturation([1.0, 1.0, 1.5, 2.0], 1) == pytest.approx(1.0)           # still growing: fails a 10 % test
+    assert saturation([2.0, 2.0, 1.0, 1.0], 1) == pytest.approx(0.5)           # a fall is a change too
+    assert np.isnan(saturation([1, 2, 3], None)) and np.isnan(saturation([1, 2, 3, 4], 2))   # too few checkpoints after
+    with pytest.raises(ValueError):
+        saturation([1, 2, 3], 5)
+    # log-linear interpolation of the threshold crossing between the bracketing checkpoints
+    assert crossing_step([10, 20, 40], [0.0, 0.05, 0.3], 0.1) == pytest.approx(20 * 2 ** (0.05 / 0.25))
+    assert crossing_step([10, 20, 40], [0.0, 0.1, 0.3], 0.1) == pytest.approx(40 * 2 ** (-1.0))   # 0.1 is not above 0.1
+    assert np.isnan(crossing_step([10, 20, 40], [0.0, 0.0, 0.05], 0.1))         # never crosses
+    assert np.isnan(crossing_step([10, 20, 40], [0.5, 0.6, 0.7], 0.1))          # crossed before the first checkpoint
+    with pytest.raises(ValueError):
+        crossing_step([20, 10, 40], [0, 0, 1], 0.1)
+    assert scaling_exponent([128, 256, 512], [100, 200, 400]) == pytest.approx(1.0)      # proportional
+    assert scaling_exponent([128, 256, 512], [100, 141.42, 200]) == pytest.approx(0.5, abs=1e-3)
+    assert np.isnan(scaling_exponent([128], [100])) and np.isnan(scaling_exponent([128, 256], [100, np.nan]))
+
+
+def test_limited_stats_saturation_and_interpolated_onset():
+    icr_c = [0.6, 0.5, 0.4, 0.45, 0.5, 0.55]
+    memo = [0, 0, 0, 0.05, 0.3, 0.6]
+    st = limited_stats(_traj(icr_c, memo, [3] * 6, ts=[1, 1.5, 2, 2.0, 2.05, 2.1], tx=[1, 1, 1, 1, 1.5, 2]),
+                       "dec4", 0.1, n_gen=64)
+    assert st["rise_onset"] == 3
+    assert st["ts_sat"] == pytest.approx(0.05) and st["tx_sat"] == pytest.approx(1.0)   # Tr S_s flat, Tr S_xi grows
+    assert st["onset_interp"] == pytest.approx(40 * (50 / 40) ** (0.05 / 0.25))
+    assert np.isnan(limited_stats(_traj(icr_c, [0] * 6, [3] * 6), "dec4", 0.1, n_gen=64)["ts_sat"])   # no rise
+
+
+def test_device_plumbing_keeps_cpu_draws_and_returns_features_on_the_input_device():
+    split = load_digits_split()
+    x = split.pool_x[:32]
+    a = train_edm(x, steps=5, channels=(8, 16, 32), batch_size=8, seed=3)
+    b = train_edm(x, steps=5, channels=(8, 16, 32), batch_size=8, seed=3, device=torch.device("cpu"))
+    assert a.losses == b.losses and all(isinstance(v, float) for v in a.losses)
+    # the CPU path draws exactly what a plain CPU generator draws
+    gen = torch.Generator().manual_seed(3)
+    torch.manual_seed(3)
+    idx = torch.randint(0, 32, (8,), generator=gen)
+    gen2 = torch.Generator(device="cpu").manual_seed(3)
+    assert torch.equal(idx, torch.randint(0, 32, (8,), generator=gen2, device="cpu"))
+    f = a.ema.features(x, 0.4, "dec4")
+    assert f.device == x.device and f.shape == (32, 16)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_training_and_features_on_cuda():
+    split = load_digits_split()
+    x = split.pool_x[:32]
+    run = train_edm(x, steps=5, channels=(8, 16, 32), batch_size=8, seed=0, device="cuda")
+    assert next(run.ema.parameters()).device.type == "cuda" and np.isfinite(run.losses).all()
+    f = run.ema.features(x, 0.4, ("dec4", "dec2"))
+    assert f["dec4"].device.type == "cpu"
+    assert np.isfinite(heldout_loss(run.ema, split.test_x[:16]))
+
+
+def test_gpu_variant_of_full_is_well_formed():
+    from icml26.scales import select_preset
+
+    cpu, gpu = select_preset(PRESETS, "full"), select_preset(PRESETS, "full", on_gpu=True)
+    assert dict(select_preset(PRESETS, "full", on_gpu=False)) == dict(cpu)
+    assert set(gpu["limited_steps"]) == set(gpu["limited_n"]) and set(cpu["limited_n"]) <= set(gpu["limited_n"])
+    assert max(gpu["limited_n"]) > max(cpu["limited_n"]) and max(gpu["limited_n"]) <= 1297
+    assert all(gpu["channels"][1] <= n / 4 for n in gpu["limited_n"])
+    assert all(gpu["limited_steps"][n] >= cpu["limited_steps"].get(n, 0) for n in gpu["limited_n"])

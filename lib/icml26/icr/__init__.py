@@ -14,7 +14,8 @@ brief ``papers/icr.md`` (Eq. 4: Fisher directions; Eq. 5: ICR; App. B.6: two-vie
 * metrics: :func:`linear_probe`, :func:`memorization_ratio`, :func:`nn_distances`, :func:`class_agreement_at_k`
 * claim metrics: :func:`window_distance`, :func:`dip`, :func:`window_contrast`, :func:`early_stop_gain`,
   :func:`random_stop_gain`, :func:`stop_room`, :func:`energy_growth`, :func:`memorisation_rise`,
-  :func:`limited_stats`, :func:`rich_stats`, :func:`spearman`; theory: :func:`prop_d1_fixed_data`
+  :func:`limited_stats`, :func:`rich_stats`, :func:`spearman`, :func:`saturation`, :func:`crossing_step`,
+  :func:`scaling_exponent`; theory: :func:`prop_d1_fixed_data`
 * experiments: :func:`sigma_sweep`, :func:`icr_sigma_curve`, :func:`training_trajectory`, :func:`estimator_robustness`, :func:`rich_task`,
   :func:`limited_task`, :func:`run_tasks`, :data:`PRESETS`
 """
@@ -26,10 +27,10 @@ from .estimators import (REGULARISERS, ICRResult, alignment, debiased_trace, dec
                          lda_fisher_eigenvalues, normalised_traces, plugin_mean_lambda_bias, predicted_plugin_icr,
                          prop_d1_fixed_data,
                          predicted_plugin_shift, regularised_residual, trace_ratio)
-from .experiments import (SigmaSweep, Trajectory, dip, early_stop_gain, energy_growth, estimator_robustness,
+from .experiments import (SigmaSweep, Trajectory, crossing_step, dip, early_stop_gain, energy_growth, estimator_robustness,
                           extract_views, icr_sigma_curve, icr_variants, limited_stats, limited_task, log_checkpoints,
                           memorisation_onset, memorisation_rise, pixel_views, random_stop_gain, rich_stats, rich_task,
-                          run_tasks, sigma_sweep, spearman, stop_room, training_trajectory, two_view_icr, views_needed,
+                          run_tasks, saturation, scaling_exponent, sigma_sweep, spearman, stop_room, training_trajectory, two_view_icr, views_needed,
                           window_contrast, window_distance)
 from .metrics import class_agreement_at_k, linear_probe, memorised_fraction, memorization_ratio, nn_distances
 from .model import LAYERS, EDMDenoiser, TinyUNet
@@ -49,5 +50,5 @@ __all__ = [
     "sigma_sweep", "trace_ratio", "train_edm", "training_subset", "training_trajectory", "views_needed",
     "dip", "early_stop_gain", "energy_growth", "limited_stats", "rich_stats", "spearman", "two_view_icr",
     "window_distance", "prop_d1_fixed_data", "icr_sigma_curve", "memorisation_rise", "random_stop_gain", "stop_room",
-    "window_contrast",
+    "window_contrast", "saturation", "crossing_step", "scaling_exponent",
 ]

@@ -1,6 +1,10 @@
 """The chapter's experiments (brief §5.4): sigma sweeps (paper Figs. 1, 2, 8, 9), training trajectories with
 ICR, memorisation and the held-out denoising loss (Figs. 3-5, 7, 10), estimator robustness (Figs. 12/13),
 and the per-seed tasks that the notebook runs, optionally in a process pool (one torch/BLAS thread each).
+
+Device: the per-seed tasks train and extract features on :func:`icml26.device` (CUDA when present, else CPU);
+perturbations, sampling noise and every statistic are drawn and computed on the CPU, so a CPU run is unchanged
+and a GPU run sees the same augmentations and noise directions.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..seeding import device as compute_device
 from .data import DigitsSplit, load_digits_split, perturb, training_subset
 from .estimators import (alignment, decompose_two_view, icr_from_covariances, icr_multiview,
                          normalised_traces, predicted_plugin_icr, debiased_trace, within_between)
@@ -348,6 +353,57 @@ def energy_growth(trace_s: Sequence[float], trace_xi: Sequence[float], start: in
     return float((tx[-1] / tx[start] - 1) - (ts[-1] / ts[start] - 1))
 
 
+def saturation(curve: Sequence[float], start: int | None, min_after: int = 2) -> float:
+    """Absolute relative change ``|c[-1] / c[start] - 1|`` of a trace curve from checkpoint ``start`` to the end (paper
+    Fig. 7a: in the data-limited case "Tr(Sigma_s) rises initially but then saturates, whereas Tr(Sigma_xi) continues to
+    grow"; a saturated curve changes little). NaN when ``start`` is None or fewer than ``min_after`` checkpoints follow it
+    (a change over no time cannot show saturation)."""
+    c = np.asarray(curve, float)
+    if c.ndim != 1 or len(c) < 2:
+        raise ValueError(f"need a 1-d curve of length >= 2, got shape {c.shape}")
+    if min_after < 1:
+        raise ValueError(f"min_after must be positive, got {min_after}")
+    if start is None:
+        return float("nan")
+    if not 0 <= int(start) < len(c):
+        raise ValueError(f"start must index a checkpoint in [0, {len(c)}), got {start}")
+    if len(c) - 1 - int(start) < min_after:
+        return float("nan")
+    return float(abs(c[-1] / c[int(start)] - 1))
+
+
+def crossing_step(steps: Sequence[float], memo: Sequence[float], threshold: float) -> float:
+    """The training step where the memorisation ratio first exceeds ``threshold``, interpolated linearly in log-step
+    between the last checkpoint at or below it and the first above it (the onset of :func:`memorisation_onset` without
+    the checkpoint grid's quantisation, for the onset-against-N fit). NaN when it never exceeds the threshold or already
+    does at the first checkpoint (the crossing lies outside the run)."""
+    st, m = np.asarray(steps, float), np.asarray(memo, float)
+    if st.shape != m.shape or st.ndim != 1 or len(st) < 2:
+        raise ValueError(f"steps and memo must be 1-d of one length >= 2, got {st.shape} and {m.shape}")
+    if not (st > 0).all() or not (np.diff(st) > 0).all():
+        raise ValueError("steps must be positive and increasing")
+    k = memorisation_onset(m, threshold)
+    if k is None or k == 0:
+        return float("nan")
+    lo, hi = np.log(st[k - 1]), np.log(st[k])
+    frac = (threshold - m[k - 1]) / (m[k] - m[k - 1])
+    return float(np.exp(lo + frac * (hi - lo)))
+
+
+def scaling_exponent(ns: Sequence[float], values: Sequence[float]) -> float:
+    """Least-squares slope of ``log(value)`` against ``log(N)``: the exponent ``b`` of ``value ~ N^b`` (``b = 1``:
+    proportional to N, the memorisation time ``tau_mem ~ N`` of Bonnaire et al. 2025 that the paper builds on). NaN with
+    fewer than two distinct N or any value that is not finite and positive."""
+    n, v = np.asarray(ns, float), np.asarray(values, float)
+    if n.shape != v.shape or n.ndim != 1:
+        raise ValueError(f"ns and values must be 1-d of one length, got {n.shape} and {v.shape}")
+    if not (n > 0).all():
+        raise ValueError("every N must be positive")
+    if len(np.unique(n)) < 2 or not (np.isfinite(v) & (v > 0)).all():
+        return float("nan")
+    return float(np.polyfit(np.log(n), np.log(v), 1)[0])
+
+
 def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int | None = None) -> dict[str, Any]:
     """The data-limited claims of one seed (paper Figs. 4-5, 7a; §5.2).
 
@@ -359,9 +415,11 @@ def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int 
     argmin; C9a: "its minimum aligns with the onset of memorization" read as exactly one checkpoint later);
     ``onset_ratio``: rise step / argmin step (shown beside ``align_gap``); ``rise``: ICR at the end minus its
     minimum (C9r); ``energy``: :func:`energy_growth` from the argmin (C14); ``ts_growth``: relative growth of
-    Tr Sigma_s after the argmin (saturation); ``held_argmin_step``: held-out-loss minimum; ``stop_gain``:
+    Tr Sigma_s after the argmin (shown); ``held_argmin_step``: held-out-loss minimum; ``stop_gain``:
     :func:`early_stop_gain` (C9s); ``random_gain``: :func:`random_stop_gain` (its null, C9sc); ``room``:
-    :func:`stop_room`."""
+    :func:`stop_room`; ``ts_sat`` / ``tx_sat``: :func:`saturation` of Tr Sigma_s / Tr Sigma_xi from the memorisation
+    rise to the end (C17 and its control; NaN without a rise or with fewer than 2 checkpoints after it);
+    ``onset_interp``: :func:`crossing_step` of ``memo_threshold`` (the onset-against-N fit, C18)."""
     icr_l = np.asarray(tr.icr[layer], float)
     k = int(np.argmin(icr_l))
     onset = memorisation_onset(tr.memo, memo_threshold)
@@ -378,7 +436,9 @@ def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int 
                 rise=float(icr_l[-1] - icr_l[k]), energy=energy_growth(ts, tx, k),
                 ts_growth=float(ts[-1] / ts[k] - 1), final_memo=float(tr.memo[-1]),
                 held_argmin_step=int(tr.steps[int(np.argmin(tr.heldout))]), stop_gain=early_stop_gain(icr_l, tr.heldout),
-                random_gain=random_stop_gain(tr.heldout), room=stop_room(tr.heldout))
+                random_gain=random_stop_gain(tr.heldout), room=stop_room(tr.heldout),
+                ts_sat=saturation(ts, rise_on), tx_sat=saturation(tx, rise_on),
+                onset_interp=crossing_step(tr.steps, tr.memo, memo_threshold))
 
 
 def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
@@ -467,6 +527,11 @@ def estimator_robustness(model: EDMDenoiser, split: DigitsSplit, sigma: float, *
 # Per-seed tasks (picklable: the notebook runs them inline or in a process pool, one thread per process)
 
 
+def _cpu_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """A model's state dict on the CPU (what a task returns, whatever device it trained on)."""
+    return {k: v.detach().cpu() for k, v in model.state_dict().items()}
+
+
 def _split(cfg: Mapping[str, Any]) -> DigitsSplit:
     return load_digits_split(n_test=cfg["n_test"], seed=0)
 
@@ -479,16 +544,17 @@ def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     import time
 
     t0 = time.perf_counter()
+    dev = compute_device()
     split = _split(cfg)
     traj, run = training_trajectory(
         split.pool_x, steps=cfg["rich_steps"], checkpoints=log_checkpoints(cfg["rich_steps"], cfg["rich_ckpts"]),
         channels=cfg["channels"], batch_size=cfg["rich_bs"], lr=cfg["lr"], ema_beta=cfg["ema_beta"],
         sigma_fix=cfg["sigma_fix"], heldout_images=split.test_x, layers=cfg["layers"], n_views=cfg["n_views"],
         n_icr=cfg["n_icr"], n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed,
-        trend_images=split.pool_x)
-    model = run.ema.cpu().eval()
+        trend_images=split.pool_x, device=dev)
+    model = run.ema.eval()
     torch.manual_seed(10_000 + seed)
-    random_net = EDMDenoiser(split.sigma_data, tuple(cfg["channels"])).eval()
+    random_net = EDMDenoiser(split.sigma_data, tuple(cfg["channels"])).to(dev).eval()
     sigmas = np.geomspace(*cfg["sigma_range"], cfg["n_sigma"])
     sweep = sigma_sweep(model, split, sigmas, icr_images=split.pool_x[:cfg["n_icr"]],
                         icr_labels=split.pool_y[:cfg["n_icr"]], layers=cfg["layers"], levels=cfg["sweep_levels"],
@@ -499,7 +565,7 @@ def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     x_over, _ = training_subset(split, n_over, seed=0)
     v_over = max(views_needed(n_over, random_net.feature_dim(la), minimum=cfg["n_views"]) for la in cfg["layers"])
     on_limited = icr_sigma_curve(model, x_over, sigmas, layer=cfg["layer"], level=cfg["level"], n_views=v_over, seed=seed)
-    return dict(seed=seed, traj=traj, sweep=sweep, ema_state=model.state_dict(), sigma_data=split.sigma_data,
+    return dict(seed=seed, traj=traj, sweep=sweep, ema_state=_cpu_state(model), sigma_data=split.sigma_data,
                 icr_on_limited=on_limited, seconds=time.perf_counter() - t0)
 
 
@@ -509,19 +575,22 @@ def limited_task(seed: int, n: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     import time
 
     t0 = time.perf_counter()
+    dev = compute_device()
     split = _split(cfg)
     x, y = training_subset(split, n, seed=0)
     traj, run = training_trajectory(
-        x, steps=cfg["limited_steps"][n], checkpoints=log_checkpoints(cfg["limited_steps"][n], cfg["limited_ckpts"]),
+        x, steps=cfg["limited_steps"][n],
+        checkpoints=log_checkpoints(cfg["limited_steps"][n], cfg["limited_ckpts"],
+                                    first=max(1, cfg["limited_steps"][n] // cfg.get("ckpt_span", 50))),
         channels=cfg["channels"], batch_size=cfg["limited_bs"], lr=cfg["lr"], ema_beta=cfg["ema_beta"],
         sigma_fix=cfg["sigma_fix"], heldout_images=split.test_x, layers=cfg["layers"], n_views=cfg["n_views"],
-        n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed)
-    model = run.ema.cpu().eval()
+        n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed, device=dev)
+    model = run.ema.eval()
     sigmas = np.geomspace(*cfg["sigma_range"], cfg["n_sigma"])
     overfit = sigma_sweep(model, split, sigmas, icr_images=x, icr_labels=y, layers=(cfg["layer"],),
                           levels=(cfg["level"],), n_views=traj.n_views, seed=seed,
                           probe_max_iter=cfg["probe_max_iter"])
-    return dict(seed=seed, n=n, traj=traj, overfit=overfit, ema_state=model.state_dict(), losses=run.losses,
+    return dict(seed=seed, n=n, traj=traj, overfit=overfit, ema_state=_cpu_state(model), losses=run.losses,
                 seconds=time.perf_counter() - t0)
 
 

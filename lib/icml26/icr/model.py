@@ -123,21 +123,24 @@ class EDMDenoiser(nn.Module):
     @torch.no_grad()
     def features(self, x: torch.Tensor, sigma, layer: str | tuple[str, ...] = "dec4", batch_size: int = 2048):
         """Mean-pooled features ``h(x_t)`` of ``layer`` at noise level ``sigma`` (paper §2.1), shape ``(n, C)``;
-        for a tuple of layers, a dict ``{layer: (n, C_layer)}`` from one forward pass."""
+        for a tuple of layers, a dict ``{layer: (n, C_layer)}`` from one forward pass. ``x`` may live on any device:
+        it is moved to the network's, and the features come back on ``x``'s (perturbations drawn on the CPU stay
+        the same draws whatever the network's device)."""
         names = (layer,) if isinstance(layer, str) else tuple(layer)
         bad = [n for n in names if n not in LAYERS]
         if bad or not names:
             raise ValueError(f"unknown layer(s) {bad or names!r}; valid layers: {LAYERS}")
         if x.ndim != 4 or x.shape[1:] != (1, 8, 8):
             raise ValueError(f"images must have shape (n, 1, 8, 8), got {tuple(x.shape)}")
+        dev = next(self.parameters()).device
         out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
         for i in range(0, x.shape[0], batch_size):
-            xb = x[i:i + batch_size]
+            xb = x[i:i + batch_size].to(dev)
             sig, _, _, c_in = self._pre(xb, sigma)
             _, feats = self.net(c_in * xb, sig.log() / 4, return_features=True)
             for n in names:
                 out[n].append(feats[n])
-        cat = {n: torch.cat(v) for n, v in out.items()}
+        cat = {n: torch.cat(v).to(x.device) for n, v in out.items()}
         return cat[layer] if isinstance(layer, str) else cat
 
     def feature_dim(self, layer: str) -> int:

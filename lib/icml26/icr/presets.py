@@ -4,6 +4,14 @@ Channels ``(c1, c2, c3)`` of the 8x8 U-Net set the feature dimensions: ``d = c2`
 of the paper's ``dec.16x16 block1``, the primary layer) and ``d = c3`` for ``dec2``. Data-limited runs keep
 ``d(dec4) <= N / 4``. ``workers``: per-seed tasks run in a process pool of that many single-thread workers.
 Wall times of the whole notebook (``repro run icr``, 2-core development machine) are noted next to each preset.
+``ckpt_span``: the first checkpoint of a data-limited run sits at ``steps // ckpt_span`` (log-spaced to the end).
+
+``full["gpu"]`` (used when :func:`icml26.device` finds CUDA) extends the data-limited runs toward the paper's regime: the
+whole 1,297-image pool trained as a data-limited run long enough to memorise (the N = 128/256/512 onsets at 1,096-1,480
+epochs of the CPU `full` run put it near 25-40K steps), so the (N, onset) fit of C18 spans a factor 10 in N, with finer
+checkpoints and more pool workers. Its wall time is an *estimate* (never measured: no GPU in the sessions that wrote
+it): ~300K training steps at roughly 1-2 ms of GPU time each over 6 processes, plus the sweeps, about 10 minutes on one
+H100.
 """
 from __future__ import annotations
 
@@ -13,7 +21,7 @@ _COMMON: dict[str, Any] = dict(
     seed=0, layer="dec4", level=4, layers=("dec4", "dec2"), sweep_levels=(4, 3, 0), sigma_fix=0.4, ema_beta=0.999,
     lr=2e-3, heun_steps=18, n_views=8, sigma_range=(0.005, 5.0), robust_n=(64, 128, 256, 512, 1297),
     robust_v=(2, 4, 8, 16), robust_levels=(1, 2, 3, 4), memo_threshold=0.1, n_test=500, window_steps=2,
-    tau_grid=(0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2), rich_bs=64, limited_bs=64, limited_ckpts=10,
+    tau_grid=(0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2), rich_bs=64, limited_bs=64, limited_ckpts=10, ckpt_span=50,
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -30,5 +38,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "full": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2, 3, 4), rich_steps=4000, rich_ckpts=10,
                  n_icr=1297, n_sigma=12, limited_n=(128, 256, 512), limited_seeds=(0, 1, 2),
                  limited_steps={128: 4000, 256: 8000, 512: 16000}, limited_ckpts=14, n_gen=256, probe_max_iter=2000,
-                 workers=2),
+                 workers=2,
+                 # GPU variant (estimated ~10 min on one H100, not measured; module docstring)
+                 gpu=dict(limited_n=(128, 256, 512, 1297),
+                          limited_steps={128: 4000, 256: 8000, 512: 16000, 1297: 64000},
+                          limited_ckpts=20, ckpt_span=200, workers=6)),
 }
