@@ -154,8 +154,9 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
         ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
     cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2, 3e-2), shared_E=2, shared_n_val=2, sweep_seed=0,
                sweep_methods=("FedAvg-single", "SCAFFOLD-single"), seeds=(1,))
-    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2; E does not matter (a tie goes to the smaller E)
-    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "local-only": 1e-2}
+    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2, centralized-eq (tuned on its own) at 1e-2
+    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "centralized-eq": 1e-2,
+               "local-only": 1e-2}
     monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (
         np.array([1.0 if res.tag[1] == best_lr[res.tag[0]] else 0.5]), 0.0))
     real = ex.run_method
@@ -170,11 +171,13 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
     out = ex.drift_sweep(base, cfg)
     assert out["choice"]["FedAvg-single"] == (1, 1e-2)
     assert out["choice"]["SCAFFOLD-single"] == (1, 3e-2)            # tuned on its own, not tied to FedAvg's lr
-    assert out["choice"]["centralized-eq"] == out["choice"]["centralized"] == (2, 3e-2)
+    assert out["choice"]["centralized"] == (2, 3e-2) and out["choice"]["centralized-eq"] == (2, 1e-2)
     assert out["choice"]["FedAvg-rank-matched"] == out["choice"]["FedAvg-single"]
-    # coarse to fine: lr at E = shared_E for all, then E at the best lr for the swept methods; no run twice
-    assert len(calls) == len(set(calls)) == 4 * 2 + 2 * 1
-    assert ("SCAFFOLD-single", 1, 3e-2) in calls and ("SCAFFOLD-single", 1, 1e-2) not in calls
+    # the full E x lr grid for the swept methods, lr at E = shared_E for the three others; no run twice
+    assert len(calls) == len(set(calls)) == 2 * 2 * 2 + 3 * 2
+    assert ("SCAFFOLD-single", 1, 1e-2) in calls and ("SCAFFOLD-single", 2, 1e-2) in calls
+    assert ex.lr_at_edge(out["grid"], out["choice"], cfg["sweep_lr"]) == sorted(
+        m for m in out["choice"] if m not in ex.SHARED_TIED)
     with pytest.raises(ValueError, match="validation seed"):
         ex.drift_sweep(base, dict(cfg, seeds=(0,)))
 
@@ -201,3 +204,39 @@ def test_wrong_stage_reading_uses_the_next_stages_instruction_and_parameters(bas
     init = model.get_params()
     fw.stage_em(model, {k: init for k in range(4)}, tests, instructions=True, shift=1)
     assert seen == [(D.INSTR + (k + 1) % 4, (k + 1) % 4) for k in range(4)]
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+def test_fedprox_and_scaffold_are_fedavg_at_one_local_step_and_differ_at_two(base, optimizer):
+    """At E = 1 FedProx and SCAFFOLD are FedAvg by their definitions, whatever the local optimizer: the proximal
+    gradient mu (theta - theta_g) is 0 at the one step's start theta = theta_g, and SCAFFOLD's corrections
+    lr (c - c_i) average to 0 over the clients (c = mean_i c_i, every client sampled). At E = 2 both differ."""
+    from icml26.fedwave.federated import FedAvg, FedProx, Scaffold
+    cfg = dict(CFG, lora_r=2, lora_alpha=4.0)
+    model = Adapted(base, cfg, None)
+    clients = [Client(k, D.shared_stage_pairs(k, 8, np.random.default_rng(k))) for k in range(D.N_STAGES)]
+    torch.manual_seed(0)
+    g0 = {k: v + 0.01 * torch.randn_like(v) for k, v in model.get_params().items()}
+
+    def fed(strategy, E, rounds=3, lr=0.05):
+        strategy.initialize(g0)
+        g = strategy.global_params
+        for r in range(rounds):
+            prox = (strategy.proximal_mu, g) if strategy.proximal_mu > 0 else None
+            corr = [strategy.correction(c.cid) for c in clients] if isinstance(strategy, Scaffold) else None
+            new = local_train_all(model, clients, [g] * len(clients), E, lr, 4, torch.Generator().manual_seed(r),
+                                  prox=prox, corrections=corr, optimizer=optimizer)
+            if isinstance(strategy, Scaffold):
+                strategy.update_controls(g, new, [c.cid for c in clients], E, lr)
+            g = strategy.aggregate_fit([(p, 8) for p in new])
+        return g
+
+    def gap(a, b):
+        return max(float((a[k] - b[k]).abs().max()) for k in a)
+    for E, same in ((1, True), (2, False)):
+        avg, prox, scaf = fed(FedAvg(), E), fed(FedProx(mu=1.0), E), fed(Scaffold(), E)
+        if same:
+            assert gap(prox, avg) == 0.0
+            assert gap(scaf, avg) < 1e-5
+        else:
+            assert gap(prox, avg) > 1e-6 and gap(scaf, avg) > 1e-6

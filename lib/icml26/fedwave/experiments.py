@@ -154,42 +154,46 @@ def _score(res, tests, chains=None, shift: int = 0) -> tuple[np.ndarray, float]:
 
 
 # methods that take another's frozen (E, lr): the variant or control takes the choice of the method it controls
-SHARED_TIED = {"VC-LoRA-avg": "FedWave-VC", "VC-stage-blind": "FedWave-VC", "FedAvg-rank-matched": "FedAvg-single",
-               "centralized-eq": "centralized"}
+SHARED_TIED = {"VC-LoRA-avg": "FedWave-VC", "VC-stage-blind": "FedWave-VC", "FedAvg-rank-matched": "FedAvg-single"}
+# tuned on their own over the learning rates at E = shared_E (E is not a federated choice for them)
+SHARED_LR_ONLY = ("centralized", "centralized-eq", "local-only")
 
 
 def drift_sweep(base, cfg: dict, progress=None) -> dict:
     """Client drift and learning rates at a fixed total of ``shared_steps`` local steps per client, on the validation
-    seed ``sweep_seed``, coarse to fine: (1) every method of ``sweep_methods``, centralized and local-only over
-    ``sweep_lr`` at E = ``shared_E``; (2) each method of ``sweep_methods`` over ``sweep_E`` (R = total / E rounds) at
-    its best lr of (1). Scored by mean-stage EM on a validation set. Returns {"grid": {(method, E, lr): EM},
-    "choice": {method: (E, lr)}} with the best setting of each method (ties: the smaller E, then the smaller lr);
-    every swept method is tuned on its own (FedProx and SCAFFOLD too); the variants and controls of `SHARED_TIED`
-    take the choice of the method they control."""
+    seed ``sweep_seed``: every method of ``sweep_methods`` over the full grid ``sweep_E`` x ``sweep_lr`` (R = total / E
+    rounds; the learning rate swept at every E, so an optimum at the grid's edge shows), and centralized,
+    centralized-eq and local-only (`SHARED_LR_ONLY`) over ``sweep_lr`` at E = ``shared_E``, each on its own. Scored
+    by mean-stage EM on a validation set. Returns {"grid": {(method, E, lr): EM}, "choice": {method: (E, lr)}} with
+    the best setting of each method (ties: the smaller E, then the smaller lr); the variants and controls of
+    `SHARED_TIED` take the choice of the method they control."""
     seed = cfg["sweep_seed"]
     if seed in cfg["seeds"]:
         raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
     val, _ = shared_test_sets(cfg, seed, cfg["shared_n_val"], 1)
     grid: dict = {}
-
-    def run(jobs, desc):
-        for m, E, lr in (progress(jobs, desc=desc) if progress else jobs):
-            if (m, E, lr) not in grid:
-                res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
-                grid[(m, E, lr)] = float(_score(res, val)[0].mean())
+    E0 = cfg["shared_E"]
+    jobs = ([(m, E, lr) for m in cfg["sweep_methods"] for E in cfg["sweep_E"] for lr in cfg["sweep_lr"]]
+            + [(m, E0, lr) for m in SHARED_LR_ONLY for lr in cfg["sweep_lr"]])
+    for m, E, lr in (progress(jobs, desc="drift sweep: E x lr") if progress else jobs):
+        res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
+        grid[(m, E, lr)] = float(_score(res, val)[0].mean())
 
     def best(m):
         return sorted((k for k in grid if k[0] == m), key=lambda k: (-grid[k], k[1], k[2]))[0][1:]
 
-    E0 = cfg["shared_E"]
-    names = list(cfg["sweep_methods"]) + ["centralized", "local-only"]
-    run([(m, E0, lr) for m in names for lr in cfg["sweep_lr"]], "drift sweep: lr")
-    run([(m, E, best(m)[1]) for m in cfg["sweep_methods"] for E in cfg["sweep_E"]], "drift sweep: E")
-    choice = {m: best(m) for m in names}
+    choice = {m: best(m) for m in (*cfg["sweep_methods"], *SHARED_LR_ONLY)}
     for m, src in SHARED_TIED.items():
         if src in choice:
             choice[m] = choice[src]
     return {"grid": grid, "choice": choice}
+
+
+def lr_at_edge(grid: dict, choice: dict, lrs) -> list[str]:
+    """The methods whose chosen learning rate is the largest or smallest of the grid (an optimum the grid may not
+    contain)."""
+    lo, hi = min(lrs), max(lrs)
+    return sorted(m for m, (E, lr) in choice.items() if any(k[0] == m for k in grid) and lr in (lo, hi))
 
 
 def wrong_name(method: str) -> str:

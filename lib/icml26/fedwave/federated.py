@@ -19,8 +19,17 @@ with its ``FitRes`` list.
   c <- c + (|S| / N) mean_i (c_i+ - c_i) (line 17; every client takes part, |S| = N). With the chapter's local Adam,
   the correction is applied as OpenFedLLM's `SCAFFOLD_Callback` does: after each optimizer step,
   y_i <- y_i - eta (c - c_i). With plain SGD (`optimizer="sgd"`) this is exactly line 10.
-* LoRA-only aggregation (regime ``fed-lora``, the release's `get_peft_model_state_dict` exchange,
-  `main_sft_moe.py:154-170`): only the LoRA factors are averaged; each client's VCL stays with it and reads its stage.
+* LoRA-only aggregation (regime ``fed-lora``, method ``VC-LoRA-avg``: LoRA-only exchange, per-client VCL): only the
+  LoRA factors are averaged, as the release's `get_peft_model_state_dict` exchange does (`main_sft_moe.py:154-170`);
+  each client's VCL stays with it and reads its stage. This is *not* the release: there one `value_chain_layer` lives
+  on one model object (`main_sft_moe.py:454-462`), synced only through the PEFT dictionary and the router, and by the
+  audits A3/A4 it is never trained and its output never reaches the logits, so the release-faithful FedWave is
+  FedAvg-single.
+
+At E = 1 local step per round FedProx and SCAFFOLD are FedAvg by their definitions, whatever the local optimizer
+(tested): the proximal gradient mu (theta - theta_g) vanishes at the one step's start theta = theta_g, and SCAFFOLD's
+corrections lr (c - c_i) average to 0 over the clients (c = mean_i c_i with every client sampled). Local training
+builds a fresh Adam every round, as OpenFedLLM builds a new Trainer every round.
 
 `lora_product_mismatch` measures the bias of averaging the factors separately: (1/K) sum B_k A_k - B_bar A_bar
 = (1/K) sum (B_k - B_bar)(A_k - A_bar) (the Theory section's identity).
@@ -357,8 +366,10 @@ METHODS = {
 }
 """The training runs. FedWave-VC uses the paper's (commented-out) VCL with the run script's ``relaxed_chain`` masks
 (`run_moe_valuechain.sh:188`; ``VC-strict`` is the strict-chain variant) and its regularisers, every trainable tensor
-averaged; VC-LoRA-avg is the release-faithful variant: only the LoRA factors averaged, each client's VCL kept (the
-release exchanges only the PEFT dictionary). VC-affine is what the released forward runs (its losses zeroed);
+averaged; VC-LoRA-avg is the LoRA-only exchange with a per-client VCL: only the LoRA factors averaged, each
+client's VCL kept (the release exchanges only the PEFT dictionary, but keeps one untrained VCL whose output never
+reaches the logits, so the release-faithful FedWave is FedAvg-single; module docstring). VC-affine is what the
+released forward runs (its losses zeroed);
 SCAFFOLD-single is the code's `scaffold` baseline (one shared adapter). Controls: ``VC-stage-blind`` is FedWave-VC
 with every example fed the constant stage id K-1 (same layer, same parameters, averaged the same way: capacity
 without the stage signal); ``FedAvg-rank-matched`` is FedAvg-single at the LoRA rank whose parameter count is
