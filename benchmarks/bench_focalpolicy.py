@@ -1,10 +1,17 @@
 """FocalPolicy's kernels against their best peers on PyPI (``make bench``; not part of ``make test``).
 
-* The FCO frequency loss on a (128, 12, 4) batch, forward + backward: ours (one precomputed orthonormal DCT-II
-  matrix, ``einsum``) vs the same loss through ``torch_dct.dct(norm="ortho")`` (the official code's dependency,
-  FFT-based, time moved to the last axis and back as the released code does). Same values to 1e-6.
-* One-step FocalPolicy inference (one network call) vs FM-10 through ``flow_matching``'s Euler ``ODESolver``
-  (10 calls) on the same network and batch: the speed-up one-step generation buys.
+* The FCO frequency loss on a (128, 12, 4) batch, forward + backward, like for like: both sides transform the
+  difference ``pred - target`` once (one DCT each), ours with one precomputed orthonormal DCT-II matrix
+  (``einsum``), the peer with ``torch_dct.dct(norm="ortho")`` (the official code's dependency, time moved to the
+  last axis and back). The released code transforms both tensors (two DCTs); that extra factor of ~2 comes from
+  linearity, not from the implementation, and is not counted here. No target was set, so nothing is asserted on
+  the ratio (the values must agree).
+* The seed ensemble, the chapter's own speed idea: one training step of 3 seeds of the 3x128 MLP as
+  `EnsembleChunkMLP` (batched matmuls) vs ``torch.func.stack_module_state`` + ``vmap`` over 3 `ChunkMLP` s (the
+  generic PyTorch way) vs a Python loop over the 3 networks; the same work (forward + backward, batch 128 each).
+* Inference **per network call**, labelled as the algorithmic ratio it is: one-step FocalPolicy (1 call) vs FM-10
+  through ``flow_matching``'s Euler ``ODESolver`` (10 calls) on the same network; the recorded value is the time per
+  sample of chunks, and the ratio measures the algorithm (1 call vs 10), not a kernel.
 
 Ratios are measured interleaved in one process (``icml26.timing.interleaved_best``) and recorded in
 ``results/bench/focalpolicy.json``.
@@ -25,9 +32,8 @@ REPEAT = 20
 
 
 def _peer_freq_loss(pred, target):
-    a = torch_dct.dct(pred.transpose(1, 2), norm="ortho").transpose(1, 2)
-    b = torch_dct.dct(target.transpose(1, 2), norm="ortho").transpose(1, 2)
-    return ((a - b) ** 2).sum(dim=(1, 2)).mean()
+    d = torch_dct.dct((pred - target).transpose(1, 2), norm="ortho").transpose(1, 2)    # one transform, as ours
+    return (d ** 2).sum(dim=(1, 2)).mean()
 
 
 def _loss_step(fn, pred, target):
@@ -48,10 +54,56 @@ def test_fco_loss_vs_torch_dct():
     ratio = best["ours"] / best["torch_dct"]
     print(f"\nFCO frequency loss fwd+bwd (128, 12, 4): ours {best['ours'] / REPEAT * 1e6:.0f} us, "
           f"torch_dct {best['torch_dct'] / REPEAT * 1e6:.0f} us, speed-up {1 / ratio:.1f}x")
-    record_bench("focalpolicy", "FCO frequency loss, forward + backward, (128, 12, 4)", "icml26.focalpolicy.freq_loss",
-                 best["ours"] / REPEAT, "torch_dct.dct(norm='ortho') (the official code's path)", best["torch_dct"] / REPEAT,
-                 rounds=ROUNDS, note="one torch thread; the same loss value to 1e-5")
-    assert 1 / ratio >= 3.0
+    record_bench("focalpolicy", "FCO frequency loss, forward + backward, (128, 12, 4), one DCT each side",
+                 "icml26.focalpolicy.freq_loss", best["ours"] / REPEAT,
+                 "torch_dct.dct(norm='ortho') of the difference (the official code's transform)", best["torch_dct"] / REPEAT,
+                 rounds=ROUNDS, note="one torch thread; the same loss value to 1e-5; like for like (one transform each)")
+
+
+def test_seed_ensemble_vs_vmap_and_loop():
+    import copy
+
+    from torch.func import functional_call, stack_module_state, vmap
+
+    from icml26.focalpolicy.networks import ChunkMLP, EnsembleChunkMLP
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    S, B = 3, 128
+    ens = EnsembleChunkMLP(S, 12, 4, 78)
+    nets = [ens.member(s) for s in range(S)]
+    params, buffers = stack_module_state(nets)
+    base = copy.deepcopy(nets[0]).to("meta")
+    x, t, c = torch.randn(S * B, 12, 4), torch.rand(S * B) * 99, torch.randn(S * B, 78)
+
+    def f(p, b, xs, ts, cs):
+        return functional_call(base, (p, b), (xs, ts, cs))
+
+    with torch.no_grad():
+        y_v = vmap(f)(params, buffers, x.view(S, B, 12, 4), t.view(S, B), c.view(S, B, 78)).reshape(S * B, 12, 4)
+    assert torch.allclose(ens(x, t, c), y_v, atol=1e-5)
+
+    def ours():
+        for _ in range(REPEAT):
+            ens.zero_grad(); ens(x, t, c).square().mean().backward()
+
+    def vmapped():
+        for _ in range(REPEAT):
+            ps = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+            vmap(f)(ps, buffers, x.view(S, B, 12, 4), t.view(S, B), c.view(S, B, 78)).square().mean().backward()
+
+    def loop():
+        for _ in range(REPEAT):
+            for s_, n in enumerate(nets):
+                n.zero_grad(); n(x[s_ * B:(s_ + 1) * B], t[s_ * B:(s_ + 1) * B], c[s_ * B:(s_ + 1) * B]).square().mean().backward()
+
+    best = interleaved_best({"ours": ours, "vmap": vmapped, "loop": loop}, rounds=ROUNDS)
+    print(f"\n3-seed MLP step: EnsembleChunkMLP {best['ours'] / REPEAT * 1e6:.0f} us, torch.func vmap "
+          f"{best['vmap'] / REPEAT * 1e6:.0f} us, loop {best['loop'] / REPEAT * 1e6:.0f} us")
+    record_bench("focalpolicy", "3-seed ensemble training step (MLP 3x128, batch 128 per seed), forward + backward",
+                 "icml26.focalpolicy.EnsembleChunkMLP", best["ours"] / REPEAT,
+                 "torch.func.stack_module_state + vmap over 3 ChunkMLPs", best["vmap"] / REPEAT, rounds=ROUNDS,
+                 note=f"one torch thread; a Python loop over the 3 networks took {best['loop'] / REPEAT * 1e6:.0f} us")
 
 
 def test_one_step_inference_vs_fm10_ode_solver():
@@ -79,11 +131,11 @@ def test_one_step_inference_vs_fm10_ode_solver():
     ratio = best["one_step"] / best["fm10"]
     print(f"\nInference, batch 64, MLP: one-step {best['one_step'] / REPEAT * 1e6:.0f} us, FM-10 ODESolver "
           f"{best['fm10'] / REPEAT * 1e6:.0f} us, speed-up {1 / ratio:.1f}x")
-    record_bench("focalpolicy", "chunk inference, batch 64: one-step FocalPolicy vs FM-10 (flow_matching Euler ODESolver)",
+    record_bench("focalpolicy", "chunk inference per sample, batch 64: one-step (1 network call) vs FM-10 (10 calls)",
                  "icml26.focalpolicy FocalPolicy one-step", best["one_step"] / REPEAT,
                  "flow_matching ODESolver(euler, step 0.1), same network", best["fm10"] / REPEAT, rounds=ROUNDS,
-                 note="one torch thread; the same MLP velocity network for both")
-    assert 1 / ratio >= 5.0
+                 note="ALGORITHMIC ratio (1 network call against 10), not a kernel comparison; FlowPolicy's one-step "
+                      "inference costs the same as FocalPolicy's; one torch thread, the same MLP for both")
 
 
 def test_benchmark_fco_loss(benchmark):

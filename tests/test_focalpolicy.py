@@ -248,7 +248,14 @@ def test_presets_have_the_same_keys_at_every_scale():
     for sub in ("reach", "metaworld"):
         assert set(PRESETS["smoke"][sub]) == set(PRESETS["book"][sub]) == set(PRESETS["full"][sub])
     for s in PRESETS.values():
-        experiments.training_groups(s["reach"]["unimodal"])
+        for block in ("main", "mlp"):
+            assert set(s["reach"][block]) == set(PRESETS["smoke"]["reach"]["main"])
+            experiments.training_groups(s["reach"][block]["variants"])
+        experiments.training_groups(s["reach"]["multimodal"])
+        for block in ("main", "mlp"):        # the convergence rule needs >= 6 curve points
+            assert len([x for x in s["reach"][block]["eval_steps"] if x <= s["reach"][block]["steps"]]) >= 6
+    gpu = PRESETS["full"]["gpu"]
+    assert set(gpu["reach"]) == set(PRESETS["full"]["reach"]) and set(gpu["metaworld"]) == set(PRESETS["full"]["metaworld"])
 
 
 # --------------------------------------------------------------------------- bad input
@@ -286,3 +293,111 @@ def test_bad_inputs_raise_clear_errors():
         ReachConfig(obstacle_center=(0.8, 0.1))
     with pytest.raises(ValueError, match="unknown variant"):
         experiments.training_groups(["nope"])
+
+
+# --------------------------------------------------------------------------- revision 2: UNet ensembles, plug-ins, controls
+
+def test_vmap_unet_ensemble_members_equal_single_networks_and_train_independently():
+    from icml26.focalpolicy.networks import ConditionalUnet1D, VmapEnsemble, make_network
+
+    torch.manual_seed(0)
+    e = make_network("unet", 12, 2, 8, members=3, down_dims=(8, 16), groups=4)
+    assert isinstance(e, VmapEnsemble) and e.members == 3
+    x, t, c = torch.randn(6, 12, 2), torch.rand(6) * 99, torch.randn(6, 8)
+    y = e(x, t, c)
+    for s in range(3):
+        m = e.member(s)
+        assert isinstance(m, ConditionalUnet1D)
+        assert torch.allclose(m(x[2 * s: 2 * s + 2], t[2 * s: 2 * s + 2], c[2 * s: 2 * s + 2]), y[2 * s: 2 * s + 2], atol=1e-5)
+    assert not torch.allclose(e.member(0)(x[:2], t[:2], c[:2]), e.member(1)(x[:2], t[:2], c[:2]))   # seeds differ
+    y[:2].sum().backward()
+    for p in e.parameters():
+        assert p.shape[0] == 3 and (p.grad is None or p.grad[1:].abs().max() == 0)
+
+
+def test_unet_ensemble_trains_through_train_policy():
+    demos = collect_demos(4, "unimodal", seed=0)
+    data = make_chunks(demos, 12)
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "unet", {"down_dims": (8, 16), "groups": 4, "members": 2})
+    res = train_policy(p, data, 30, seed=0, batch_size=16, lr=2e-3, warmup=3)
+    assert np.isfinite(res.losses).all()
+    single = res.policy.member(1)
+    assert single.predict_action(torch.randn(3, 2, 4))["action"].shape == (3, 4, 2)
+
+
+def test_las_newest_official_config_equals_its_literal_recipe():
+    from icml26.focalpolicy.sampler import las_anchor_2d7dc31
+
+    ours = LASSampler.official("2d7dc31").anchor(200_000, torch.Generator().manual_seed(0)).numpy()
+    lit = las_anchor_2d7dc31(200_000, torch.Generator().manual_seed(1)).numpy()
+    old = LASSampler.official("3c0af28").anchor(200_000, torch.Generator().manual_seed(0)).numpy()
+    qs = [0.05, 0.25, 0.5, 0.75, 0.95]
+    assert np.abs(np.quantile(ours, qs) - np.quantile(lit, qs)).max() < 0.01
+    assert np.quantile(old, 0.05) < np.quantile(lit, 0.05) - 0.1        # the two configs differ where the min branch sits
+    with pytest.raises(ValueError, match="unknown official commit"):
+        LASSampler.official("abc")
+
+
+def test_flowpolicy_fco_plugin_loss_and_las_plugin_guard():
+    from icml26.focalpolicy.policies import ConsistencyFMPolicy
+
+    torch.manual_seed(0)
+    p = make_policy(VARIANTS["FlowPolicy-H12+FCO"], 4, 2, "mlp", {"hidden": (32,)})
+    b = _batch()
+    p.fit_normalizers(b["obs"], b["action"])
+    loss, _ = p.compute_loss(b, torch.Generator().manual_seed(3))
+    g = torch.Generator().manual_seed(3)
+    cond, a = p._prepare(b)
+    eps = torch.randn(a.shape, generator=g)
+    t, r = p.sampler(8, g)
+    seg = torch.where(t <= 0.5, 0.5, 1.0)
+    tt, rr, ee = t[:, None, None], r[:, None, None], seg[:, None, None]
+    xt, xr, xe = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps, ee * a + (1 - ee) * eps
+    vt, vr = p.velocity(xt, t, cond), p.velocity(xr, r, cond)
+    ft, fr = xt + (ee - tt) * vt, torch.where(rr < 1, xr + (ee - rr) * vr, xe)
+    ref = ((ft[:, :4] - fr[:, :4]) ** 2).mean() + 1e-4 * freq_loss(xt + (1 - tt) * vt, a)
+    far = ((seg - t) > 1.01 * 0.01)[:, None, None]
+    ref = ref + 1e-5 * (far * (vt - vr) ** 2).mean()
+    assert torch.allclose(loss, ref, rtol=1e-5)
+    with pytest.raises(ValueError, match="segments=1"):
+        ConsistencyFMPolicy(4, 2, sampler="las", segments=2)
+    las = make_policy(VARIANTS["FlowPolicy-H12+LAS"], 4, 2, "mlp", {"hidden": (32,)})
+    assert isinstance(las.sampler, LASSampler) and las.segments == 1
+
+
+def test_planted_offset_jumps_only_at_chunk_boundaries():
+    from icml26.focalpolicy.experiments import PlantedOffset
+
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp", {"hidden": (16,)})
+    b = _batch()
+    p.fit_normalizers(b["obs"], b["action"])
+    w = PlantedOffset(p, 0.05, seed=0)
+    g1, g2 = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    base, planted = p.predict_action(b["obs"], generator=g1)["action"], w.predict_action(b["obs"], generator=g2)["action"]
+    d = planted - base
+    assert torch.allclose(d.norm(dim=-1), torch.full(d.shape[:2], 0.05), atol=1e-6)       # size h on every action
+    assert torch.allclose(d[:, 1:], d[:, :1].expand_as(d[:, 1:]), atol=1e-7)              # one offset per chunk
+    with pytest.raises(ValueError, match="> 0"):
+        PlantedOffset(p, 0.0)
+
+
+def test_noise_corr_sees_pass_through_and_endpoints_read_the_executed_window():
+    from icml26.focalpolicy.experiments import VariantRun, start_state_endpoints, validation_metrics
+
+    p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp", {"hidden": (16,)})
+    demos = collect_demos(3, "unimodal", seed=0)
+    val = make_chunks(demos, 12)
+    p.fit_normalizers(val.obs, val.action)
+    last = p.net.net[-1]
+    with torch.no_grad():
+        last.weight.zero_(); last.bias.zero_()                # v = 0: one-step inference returns the noise itself
+    m = validation_metrics(p, val)
+    assert np.allclose(m["noise_corr"][0], 1.0, atol=1e-5)
+    with torch.no_grad():                                     # v = -x at indices 1-4 only is impossible to set here;
+        last.bias.view(12, 2)[5:] = 5.0                       # instead: the distal outputs move, the executed ones do not
+    run = VariantRun("x", [p], np.zeros(1))
+    e1 = start_state_endpoints(run, 64)[0]["end_y"]
+    with torch.no_grad():
+        last.bias.view(12, 2)[5:] = -5.0
+    e2 = start_state_endpoints(run, 64)[0]["end_y"]
+    assert np.allclose(e1, e2)

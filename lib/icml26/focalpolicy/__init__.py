@@ -8,7 +8,7 @@ Model library of the ``focalpolicy`` chapter; section numbers refer to the resea
 * samplers: :class:`LASSampler`, :class:`ConsistencySampler`, :func:`uniform_t`
 * policies (``compute_loss(batch)``, ``predict_action(obs)``): :class:`FMPolicy`, :class:`ConsistencyFMPolicy`
   (FlowPolicy), :class:`FocalPolicy`; :func:`make_policy`; networks :class:`ChunkMLP`,
-  :class:`EnsembleChunkMLP`, :class:`ConditionalUnet1D`
+  :class:`EnsembleChunkMLP`, :class:`VmapEnsemble`, :class:`ConditionalUnet1D`
 * data and training: :func:`make_chunks`, :class:`ChunkDataset`, :func:`train_policy`
 * environments: :class:`ChunkReach2D` (``ChunkReach2D-v0``), :func:`expert_demo`, :func:`collect_demos`;
   MetaWorld: ``metaworld_tasks``
@@ -24,7 +24,7 @@ from .data import ChunkDataset, make_chunks
 from .dct import dct_matrix, dct_ortho, idct_ortho
 from .env import ENV_ID, ChunkReach2D, ExpertConfig, ReachConfig, collect_demos, expert_demo, min_jerk, register
 from .losses import adaptive_freq_loss, fco_loss, freq_loss, time_loss
-from .networks import ChunkMLP, ConditionalUnet1D, EnsembleChunkMLP, make_network
+from .networks import ChunkMLP, ConditionalUnet1D, EnsembleChunkMLP, VmapEnsemble, make_network
 from .policies import ChunkPolicy, ConsistencyFMPolicy, FMPolicy, FocalPolicy, MinMaxNormalizer, make_policy
 from .presets import PRESETS
 from .runner import ChunkedRunner, Rollout
@@ -37,7 +37,7 @@ register()
 __all__ = [
     "ENV_ID", "PRESETS", "ChunkDataset", "ChunkMLP", "ChunkPolicy", "ChunkReach2D", "ChunkedRunner", "ConditionalUnet1D",
     "ConsistencyFMPolicy", "ConsistencySampler", "EnsembleChunkMLP", "ExpertConfig", "FMPolicy", "FocalPolicy",
-    "LASSampler", "MinMaxNormalizer", "ReachConfig", "Rollout", "TrainResult", "adaptive_freq_loss", "collect_demos",
+    "LASSampler", "MinMaxNormalizer", "ReachConfig", "Rollout", "TrainResult", "VmapEnsemble", "adaptive_freq_loss", "collect_demos",
     "dct_matrix", "dct_ortho", "expert_demo", "experiments", "fco_loss", "fixed_point_one_step_std", "flow_map_slope",
     "freq_loss", "idct_ortho", "las_quantiles", "make_chunks", "make_network", "make_policy", "metrics", "min_jerk",
     "posterior_mean_slope", "register", "sigma_t", "time_loss", "train_policy", "uniform_t",

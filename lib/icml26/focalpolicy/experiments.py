@@ -26,13 +26,18 @@ VARIANTS: dict[str, dict] = {
     "w_f=1": dict(kind="focal", w_f=1.0),
     "adaptive": dict(kind="focal", w_f=1e-4, freq="adaptive"),
     "window 1-4": dict(kind="focal", w_f=1e-4, window_start=1),
+    "LAS 2d7dc31": dict(kind="focal", w_f=1e-4, las=dict(ratio=0.85)),
+    "FlowPolicy-H12+FCO": dict(kind="flowpolicy", horizon=12, fco=True, w_f=1e-4),
+    "FlowPolicy-H12+LAS": dict(kind="flowpolicy", horizon=12, sampler="las", segments=1),
     "FM-10": dict(kind="fm", steps=10),
     "FM-10+FCO": dict(kind="fm", steps=10, fco=True, w_f=1e-4),
 }
 """Every policy of the chapter (brief §5.2): FlowPolicy (horizon 4 executes 3, as DP3/FlowPolicy on
 MetaWorld), FocalPolicy and its ablations (-FCO: the time loss on the whole horizon, no frequency term;
 -LAS: r = t + 0.01; the w_f sweep; the unused adaptive frequency loss; the time window on the executed
-indices 1-4), FM-10 and FM-10 with the FCO plugged in."""
+indices 1-4; the newest official LAS configuration, 2d7dc31), the modules plugged into FlowPolicy at the
+same horizon (FlowPolicy-H12+FCO, FlowPolicy-H12+LAS: the paper's "generalizability" test), FM-10 and FM-10
+with the FCO plugged in."""
 
 W_F_SWEEP = ("w_f=0", "FocalPolicy", "w_f=1e-2", "w_f=1")
 
@@ -58,26 +63,40 @@ class VariantRun:
 
 
 def validation_metrics(policy: ChunkPolicy, val: ChunkDataset, seed: int = 0) -> dict:
-    """One-shot predictions at held-out demo windows: proximal (indices < n), executed and distal MSE.
+    """One-shot predictions at held-out demo windows: proximal (indices < n), executed and distal MSE, the MSE
+    of every chunk index (``per_index``, in action units squared) and, per index, the correlation of the
+    normalised prediction with the input noise (``noise_corr``: 1 when the one-step map passes the noise
+    through untouched, ~0 when it cancels it; ``A = x + v(x, 0.01)``, so an index the loss leaves untrained
+    keeps ``x``).
 
     Works on a seed ensemble (returns per-member lists) and on a single policy (one-element lists).
     """
     S = policy.members
     g = torch.Generator().manual_seed(10_000 + seed)
     obs = val.obs.repeat(S, 1, 1)
-    pred = policy.predict_action(obs, generator=g)["action_pred"].reshape(S, len(val), policy.horizon, -1)
+    noise = torch.randn(obs.shape[0], policy.horizon, policy.action_dim, generator=g)
+    pred = policy.predict_action(obs, noise=noise)["action_pred"].reshape(S, len(val), policy.horizon, -1)
     err = (pred - val.action[None]) ** 2
     n, s0 = policy.n_action_steps, policy.n_obs_steps - 1
     out = {"proximal": err[:, :, :n].mean((1, 2, 3)).tolist(),
            "executed": err[:, :, s0:s0 + n].mean((1, 2, 3)).tolist()}
     out["distal"] = err[:, :, n:].mean((1, 2, 3)).tolist() if policy.horizon > n else [float("nan")] * S
+    out["per_index"] = err.mean((1, 3)).tolist()
+    pn = policy.act_norm.normalize(pred.to(policy.device)).cpu()          # (S, N, T, D) normalised
+    z = noise.reshape(S, len(val), policy.horizon, -1)
+    pc, zc = pn - pn.mean(1, keepdim=True), z - z.mean(1, keepdim=True)
+    corr = (pc * zc).sum(1) / (pc.pow(2).sum(1).sqrt() * zc.pow(2).sum(1).sqrt()).clamp_min(1e-12)   # (S, T, D)
+    out["noise_corr"] = corr.mean(-1).tolist()
     return out
 
 
 def train_group(group: Sequence[str], demos: list[dict], val_demos: list[dict], seeds: Sequence[int], rc: Mapping,
                 obs_dim: int, action_dim: int, n_obs_steps: int = 2, batch_size: int = 128,
                 weight_decay: float = 1e-6) -> dict[str, VariantRun]:
-    """Train one group of variants (`training_groups`) over ``seeds`` as one ensemble; evaluate on the way."""
+    """Train one group of variants (`training_groups`) over ``seeds`` as one ensemble; evaluate on the way.
+
+    ``rc``: ``network`` (``"mlp"`` | ``"unet"``), ``net`` (its keyword arguments), ``steps``, ``lr``, ``warmup``,
+    ``eval_steps`` (validation metrics recorded at these steps: the training curves)."""
     base = dict(VARIANTS[group[0]])
     horizon, n_act = base.get("horizon", 12), base.get("n_action_steps", 4)
     data = make_chunks(demos, horizon, n_obs_steps, n_act)
@@ -88,11 +107,8 @@ def train_group(group: Sequence[str], demos: list[dict], val_demos: list[dict], 
     members = S * len(group)
     torch.manual_seed(int(seeds[0]) * 1000 + 7)
     network = rc["network"]
-    net_kwargs = {"hidden": tuple(rc["hidden"])} if network == "mlp" else {}
-    if network == "mlp":
-        net_kwargs["members"] = members
-    if network != "mlp" and members > 1:
-        raise ValueError("ensembles of seeds need the MLP; train the UNet one seed at a time (train_group_single)")
+    net_kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in dict(rc.get("net", {})).items()}
+    net_kwargs["members"] = members
     policy = make_policy(base, obs_dim, action_dim, network, net_kwargs, n_obs_steps)
     evals = {step: (lambda p: validation_metrics(p, val)) for step in rc["eval_steps"] if step <= rc["steps"]}
     res = train_policy(policy, data, rc["steps"], seed=int(seeds[0]), batch_size=batch_size, lr=rc["lr"],
@@ -106,34 +122,60 @@ def train_group(group: Sequence[str], demos: list[dict], val_demos: list[dict], 
 
 
 def train_variants(names: Sequence[str], demos, val_demos, seeds, rc, obs_dim, action_dim, progress=None, **kw):
-    """`train_group` for every group of ``names``; UNet runs train seed by seed."""
+    """`train_group` for every group of ``names`` (the seeds of a group train as one ensemble)."""
     runs: dict[str, VariantRun] = {}
     groups = training_groups(names)
     it = progress(groups, desc="variants") if progress else groups
     for group in it:
-        if rc["network"] == "mlp":
-            runs.update(train_group(group, demos, val_demos, seeds, rc, obs_dim, action_dim, **kw))
-        else:
-            for name in group:
-                parts = [train_group((name,), demos, val_demos, [s], rc, obs_dim, action_dim, **kw)[name] for s in seeds]
-                runs[name] = VariantRun(name, [p.policies[0] for p in parts], np.mean([p.losses for p in parts], 0),
-                                        {st: [p.evals[st][0] for p in parts] for st in parts[0].evals})
+        runs.update(train_group(group, demos, val_demos, seeds, rc, obs_dim, action_dim, **kw))
     return runs
+
+
+def curve_values(run: VariantRun, key: str = "executed") -> tuple[list[int], list[list[float]]]:
+    """(steps, seeds x steps) of a validation metric recorded during training: a training curve for the ledger."""
+    steps = sorted(run.evals)
+    return steps, [[run.evals[st][s][key] for st in steps] for s in range(len(run.policies))]
+
+
+class PlantedOffset:
+    """Positive control of the coherence tests: ``policy`` with a random offset of size ``h`` added to every
+    action of each executed chunk (one offset per chunk, a random direction): the interior steps of a chunk are
+    unchanged and every chunk boundary gets a jump, an inter-chunk discontinuity planted by construction."""
+
+    def __init__(self, policy: ChunkPolicy, h: float, seed: int = 0):
+        if not h > 0:
+            raise ValueError(f"the planted offset must be > 0, got {h}")
+        self.policy, self.h = policy, h
+        self.n_obs_steps, self.n_action_steps = policy.n_obs_steps, policy.n_action_steps
+        self._g = torch.Generator().manual_seed(seed)
+
+    def predict_action(self, obs, generator=None) -> dict:
+        out = self.policy.predict_action(obs, generator=generator)
+        B, D = out["action"].shape[0], out["action"].shape[-1]
+        d = torch.randn(B, 1, D, generator=self._g)
+        d = self.h * d / d.norm(dim=-1, keepdim=True)
+        return {"action_pred": out["action_pred"], "action": out["action"] + d}
 
 
 def rollout_metrics(rollouts: list[Rollout], n_action_steps: int) -> dict:
     acts = [r.actions for r in rollouts]
+    jb, _ = zip(*[M.boundary_and_interior_jumps(a, n_action_steps) for a in acts]) if acts else ((), ())
+    jb = np.concatenate(jb) if jb else np.zeros(0)
     return {"success": float(np.mean([r.success for r in rollouts])),
             "collision": float(np.mean([r.collision for r in rollouts])),
             "rho": M.boundary_jump_ratio(acts, n_action_steps), "jerk": M.mean_squared_jerk(acts),
+            "jb": float(jb.mean()) if jb.size else float("nan"),
             "hfr": M.hf_energy_ratio(acts),
             "switches": float(np.mean([M.side_switches(r.observations[:, :2]) > 0 for r in rollouts]))}
 
 
-def evaluate_reach(run: VariantRun, mode: str, n_rollouts: int, start_seed: int = 100_000) -> tuple[list[dict], list]:
-    """Per-seed rollout metrics on ChunkReach2D (the same ``n_rollouts`` start/goal draws for every policy)."""
+def evaluate_reach(run: VariantRun, mode: str, n_rollouts: int, start_seed: int = 100_000,
+                   wrap=None) -> tuple[list[dict], list]:
+    """Per-seed rollout metrics on ChunkReach2D (the same ``n_rollouts`` start/goal draws for every policy);
+    ``wrap(policy, seed)`` wraps each seed's policy (the planted-offset positive control)."""
     per_seed, rollouts = [], []
     for s, pol in enumerate(run.policies):
+        pol = wrap(pol, s) if wrap is not None else pol
         runner = ChunkedRunner(lambda: ChunkReach2D(mode), max_steps=200)
         ro = runner.run(pol, range(start_seed, start_seed + n_rollouts), generator=torch.Generator().manual_seed(s),
                         keep_chunks=True)
@@ -158,14 +200,16 @@ def fixed_start_sides(run: VariantRun, n_rollouts: int, start=(-0.8, 0.1), goal=
 
 
 def start_state_endpoints(run: VariantRun, n_samples: int, start=(-0.8, 0.1), goal=(0.8, 0.2)) -> list[dict]:
-    """Predicted chunks at one start state (history = the start twice, as at reset), per seed:
-    the chunk endpoint ``start + sum of the predicted deltas from the executed index on`` and the side of its y."""
+    """Predicted chunks at one start state (history = the start twice, as at reset), per seed: the endpoint of
+    the *executed* window, ``start + sum of the executed deltas`` (indices ``n_obs - 1 .. n_obs - 2 + n``; the
+    distal indices, which the released loss barely trains, are left out), and the side of its y."""
     out = []
     for s, pol in enumerate(run.policies):
         o = np.concatenate([start, goal]).astype(np.float32)
         obs = torch.tensor(np.tile(o, (n_samples, pol.n_obs_steps, 1)))
         pred = pol.predict_action(obs, generator=torch.Generator().manual_seed(900 + s))["action_pred"].numpy()
-        end_y = start[1] + pred[:, pol.n_obs_steps - 1:, 1].sum(1)
+        s0 = pol.n_obs_steps - 1
+        end_y = start[1] + pred[:, s0:s0 + pol.n_action_steps, 1].sum(1)
         above, below = float(np.mean(end_y > start[1])), float(np.mean(end_y < start[1]))
         out.append({"end_y": end_y, "above": above, "below": below, "minority": min(above, below)})
     return out
@@ -198,7 +242,8 @@ def metaworld_experiment(task: str, methods: Sequence[str], seeds: Sequence[int]
     n_val = min(2, mc["n_demos"])
     pool = MW.collect_demos(task, mc["n_demos"] + n_val, first_task=0, max_steps=mc["max_steps"], stop_before=eval_first)
     demos, val = pool[:mc["n_demos"]], pool[mc["n_demos"]:]
-    rc = dict(rc_template, steps=mc["steps"], lr=mc["lr"], warmup=mc["warmup"], eval_steps=())
+    rc = dict(rc_template, steps=mc["steps"], lr=mc["lr"], warmup=mc["warmup"], eval_steps=(),
+              network=mc.get("network", rc_template.get("network")), net=mc.get("net", rc_template.get("net", {})))
     runs = train_variants(methods, demos, val, seeds, rc, 39, 4, progress=progress, n_obs_steps=n_obs_steps,
                           batch_size=batch_size)
     out = {"demo_len": float(np.mean([len(d["actions"]) for d in demos])), "methods": {}}

@@ -2,8 +2,13 @@
 
 * `ChunkMLP`: an MLP over the flattened chunk, concatenated with a time embedding and the flattened
   observation history (smoke and book).
-* `ConditionalUnet1D`: a small conditional 1-D temporal UNet (DP3/FlowPolicy's ``conditional_unet1d``
-  scaled down: down dims 32/64/128, kernel 5, 8 groups), FiLM on ``[time embedding, observation history]``.
+* `ConditionalUnet1D`: a conditional 1-D temporal UNet (DP3/FlowPolicy's ``conditional_unet1d``, the
+  released architecture, scaled down: down dims 512/1024/2048 -> a preset's ``down_dims``, kernel 5, 8 groups),
+  FiLM on ``[time embedding, observation history]``. Its convolution kernels and 1x1 output convolution are
+  shared over the chunk's time axis (the weight sharing the MLP lacks).
+* `VmapEnsemble`: ``members`` independent copies of any of these networks (seeds) trained in one pass with
+  ``torch.func`` (``stack_module_state`` + ``functional_call`` + ``vmap``); parameters are stacked member-major,
+  so AdamW, EMA and the per-member gradient clip keep the seeds independent.
 
 Both take the time already multiplied by 99, as the released code feeds ``t * 99``.
 """
@@ -186,14 +191,68 @@ class ConditionalUnet1D(nn.Module):
         return self.final(h).transpose(1, 2)
 
 
+class VmapEnsemble(nn.Module):
+    """``members`` independent networks built by ``factory()`` evaluated as one batched call (``torch.func``).
+
+    Inputs are member-major as for `EnsembleChunkMLP`: rows ``[s B, (s + 1) B)`` belong to member ``s``. Every
+    parameter is stored stacked, shape ``(members, *shape)``, so that elementwise optimisers, the EMA and
+    `train.clip_per_member` treat the members as separate runs. `member(s)` returns member ``s`` as a plain
+    network built by ``factory``. The networks must have no buffers (the UNet's GroupNorm has none).
+    """
+
+    def __init__(self, factory, members: int):
+        super().__init__()
+        if members < 1:
+            raise ValueError(f"members must be >= 1, got {members}")
+        from torch.func import stack_module_state
+
+        nets = [factory() for _ in range(members)]
+        if any(True for _ in nets[0].buffers()):
+            raise ValueError("VmapEnsemble needs networks without buffers")
+        params, _ = stack_module_state(nets)
+        self.members, self._factory, self._names = members, factory, list(params)
+        self.stacked = nn.ParameterList([nn.Parameter(params[n].detach().clone()) for n in self._names])
+        self.horizon, self.action_dim = nets[0].horizon, nets[0].action_dim
+        object.__setattr__(self, "_base", nets[0].to("meta"))     # structure only, not a registered submodule
+
+    def forward(self, x: torch.Tensor, timestep: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        from torch.func import functional_call, vmap
+
+        S = self.members
+        if x.shape[0] % S:
+            raise ValueError(f"an ensemble of {S} members needs a batch divisible by {S}, got {x.shape[0]}")
+        B = x.shape[0] // S
+
+        def one(p, xs, ts, cs):
+            return functional_call(self._base, dict(zip(self._names, p)), (xs, ts, cs))
+
+        out = vmap(one)(tuple(self.stacked), x.reshape(S, B, *x.shape[1:]), timestep.reshape(S, B),
+                        cond.reshape(S, B, -1))
+        return out.reshape(S * B, *out.shape[2:])
+
+    @torch.no_grad()
+    def member(self, s: int) -> nn.Module:
+        if not 0 <= s < self.members:
+            raise ValueError(f"member {s} out of range for {self.members} members")
+        net = self._factory().to(self.stacked[0].device)
+        own = dict(net.named_parameters())
+        for name, p in zip(self._names, self.stacked):
+            own[name].copy_(p[s])
+        return net
+
+
 def make_network(kind: str, horizon: int, action_dim: int, cond_dim: int, members: int = 1, **kw) -> nn.Module:
-    """``kind``: ``"mlp"`` or ``"unet"``; ``members > 1`` (MLP only): an `EnsembleChunkMLP` of independent seeds."""
+    """``kind``: ``"mlp"`` or ``"unet"``; ``members > 1``: independent seeds trained in one pass (the MLP as an
+    `EnsembleChunkMLP`, the UNet as a `VmapEnsemble`)."""
+    if members < 1:
+        raise ValueError(f"members must be >= 1, got {members}")
     if kind == "mlp":
         if members > 1:
             return EnsembleChunkMLP(members, horizon, action_dim, cond_dim, **kw)
         return ChunkMLP(horizon, action_dim, cond_dim, **kw)
-    if members != 1:
-        raise ValueError(f"only the MLP supports ensembles of seeds, got kind={kind!r} with members={members}")
     if kind == "unet":
+        kw = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+        if members > 1:
+            return VmapEnsemble(lambda: ConditionalUnet1D(horizon, action_dim, cond_dim, **kw), members)
         return ConditionalUnet1D(horizon, action_dim, cond_dim, **kw)
     raise ValueError(f"unknown network kind {kind!r}; valid: 'mlp', 'unet'")

@@ -6,9 +6,13 @@ Flow convention ``x_t = t A + (1 - t) eps`` (t = 1 is data), the network sees ``
   steps from t = 0 (FM-10, the DP-like multimodal reference). ``fco_weight > 0`` plugs the FCO into it
   (the velocity loss restricted to the proximal window plus ``w_f`` times the released frequency loss on
   the one-step estimate ``x_t + (1 - t) v``): the "generalizability" test.
-* `ConsistencyFMPolicy`: FlowPolicy (horizon 4 executes 3 steps, DP3/FlowPolicy's MetaWorld setting) (consistency flow matching: ``r = t + 0.01``, two segments with
+* `ConsistencyFMPolicy`: FlowPolicy, consistency flow matching (``r = t + 0.01``, two segments with
   segment-end targets, boundary 1, velocity-consistency weight ``alpha = 1e-5``, gradients through both
-  branches), one Euler step at inference.
+  branches), one Euler step at inference. At horizon 4 it executes 3 steps (DP3/FlowPolicy's MetaWorld
+  setting: ``action_pred[:, 1:5]`` of a 4-step chunk). Plug-ins (the paper's "generalizability of our
+  modules to other baselines"): ``sampler="las"`` draws ``r`` from the LAS anchor (one segment, so the
+  anchor's segment end is the data end as in FocalPolicy), ``fco=True`` restricts the consistency term to
+  the released proximal window and adds ``w_f`` times the released frequency loss on ``x_t + (1 - t) v_t``.
 * `FocalPolicy`: LAS + FCO (brief §2.3-2.4): ``t ~ U(0.01, 1)``, ``r`` from the LAS anchor, shared noise,
   ``v_r`` under ``no_grad``, loss `fco_loss`; one Euler step from ``t = 0.01`` with ``dt = 1``.
   Ablations: ``sampler=ConsistencySampler()`` (-LAS), ``w_f`` sweep, ``freq="adaptive"``,
@@ -30,6 +34,11 @@ from .networks import make_network
 from .sampler import T_MIN, ConsistencySampler, LASSampler, uniform_t
 
 INFERENCE_T = 0.01
+
+
+def _on(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """Random draws come from CPU generators (the same numbers on every device); move them to the model's device."""
+    return x.to(like.device, non_blocking=True)
 
 
 class MinMaxNormalizer(nn.Module):
@@ -69,6 +78,10 @@ class ChunkPolicy(nn.Module):
         self.obs_norm, self.act_norm = MinMaxNormalizer(obs_dim), MinMaxNormalizer(action_dim)
         self.members = int(getattr(self.net, "members", 1))
 
+    @property
+    def device(self) -> torch.device:
+        return self.obs_norm.scale.device
+
     def member(self, s: int) -> "ChunkPolicy":
         """Member ``s`` of a seed ensemble as a stand-alone policy (itself when there is one member)."""
         if self.members == 1:
@@ -102,6 +115,7 @@ class ChunkPolicy(nn.Module):
         check_chunk(act, "batch['action']", self.horizon, self.action_dim)
         if not torch.isfinite(obs).all():
             raise ValueError("batch['obs'] contains NaN or infinite values")
+        obs, act = obs.to(self.device), act.to(self.device)
         return self.obs_norm.normalize(obs).reshape(obs.shape[0], -1), self.act_norm.normalize(act)
 
     def _cond(self, obs: torch.Tensor) -> torch.Tensor:
@@ -110,10 +124,10 @@ class ChunkPolicy(nn.Module):
             raise ValueError(f"obs must be shaped (B, {self.n_obs_steps}, {self.obs_dim}), got {tuple(obs.shape)}")
         if not torch.isfinite(obs).all():
             raise ValueError("obs contains NaN or infinite values")
-        return self.obs_norm.normalize(obs).reshape(obs.shape[0], -1)
+        return self.obs_norm.normalize(obs.to(self.device)).reshape(obs.shape[0], -1)
 
     def _finish(self, a_norm: torch.Tensor) -> dict:
-        pred = self.act_norm.unnormalize(a_norm)
+        pred = self.act_norm.unnormalize(a_norm).cpu()
         s = self.n_obs_steps - 1
         return {"action_pred": pred, "action": pred[:, s: s + self.n_action_steps]}
 
@@ -126,7 +140,7 @@ class ChunkPolicy(nn.Module):
         cond = self._cond(obs)
         if noise is None:
             noise = torch.randn(cond.shape[0], self.horizon, self.action_dim, generator=generator)
-        return self._finish(self.sample_normalized(cond, noise))
+        return self._finish(self.sample_normalized(cond, _on(noise, cond)))
 
 
 class FMPolicy(ChunkPolicy):
@@ -143,8 +157,8 @@ class FMPolicy(ChunkPolicy):
     def compute_loss(self, batch: dict, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
         cond, a = self._prepare(batch)
         B = a.shape[0]
-        eps = torch.randn(a.shape, generator=generator)
-        t = torch.rand(B, generator=generator)
+        eps = _on(torch.randn(a.shape, generator=generator), a)
+        t = _on(torch.rand(B, generator=generator), a)
         tt = t[:, None, None]
         x_t = tt * a + (1 - tt) * eps
         v = self.velocity(x_t, t, cond)
@@ -161,7 +175,7 @@ class FMPolicy(ChunkPolicy):
         x = noise
         dt = 1.0 / self.steps
         for i in range(self.steps):
-            t = torch.full((x.shape[0],), i * dt, dtype=x.dtype)
+            t = torch.full((x.shape[0],), i * dt, dtype=x.dtype, device=x.device)
             x = x + dt * self.velocity(x, t, cond)
         return x
 
@@ -170,7 +184,7 @@ class OneStepPolicy(ChunkPolicy):
     """One Euler step from ``t = 0.01`` with ``dt = 1`` (``A = x + v(x, 0.01)``), as the released code."""
 
     def sample_normalized(self, cond, noise):
-        t = torch.full((noise.shape[0],), INFERENCE_T, dtype=noise.dtype)
+        t = torch.full((noise.shape[0],), INFERENCE_T, dtype=noise.dtype, device=noise.device)
         return noise + 1.0 * self.velocity(noise, t, cond)
 
     def one_step_estimate(self, x: torch.Tensor, t: torch.Tensor, cond: torch.Tensor, end: float | torch.Tensor = 1.0):
@@ -184,19 +198,28 @@ class OneStepPolicy(ChunkPolicy):
 class ConsistencyFMPolicy(OneStepPolicy):
     """FlowPolicy: consistency flow matching with ``segments`` segments, ``r = t + delta``, weight ``alpha``."""
 
-    def __init__(self, *args, delta: float = 0.01, segments: int = 2, alpha: float = 1e-5, boundary: float = 1.0, **kw):
+    def __init__(self, *args, delta: float = 0.01, segments: int = 2, alpha: float = 1e-5, boundary: float = 1.0,
+                 sampler: str = "consistency", las: dict | None = None, fco: bool = False, w_f: float = 1e-4, **kw):
         super().__init__(*args, **kw)
         if segments < 1:
             raise ValueError(f"segments must be >= 1, got {segments}")
-        self.sampler = ConsistencySampler(delta)
+        if sampler not in ("consistency", "las"):
+            raise ValueError(f"sampler must be 'consistency' or 'las', got {sampler!r}")
+        if sampler == "las" and segments != 1:
+            raise ValueError("the LAS plug-in needs segments=1 (its anchor r is not local to t's segment)")
+        if w_f < 0:
+            raise ValueError(f"w_f must be >= 0, got {w_f}")
+        self.sampler = ConsistencySampler(delta) if sampler == "consistency" else LASSampler(**(las or {}))
         self.segments, self.alpha, self.boundary, self.delta = segments, alpha, boundary, delta
+        self.fco, self.w_f = fco, w_f
 
     def compute_loss(self, batch: dict, generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict]:
         cond, a = self._prepare(batch)
         B = a.shape[0]
-        eps = torch.randn(a.shape, generator=generator)
+        eps = _on(torch.randn(a.shape, generator=generator), a)
         t, r = self.sampler(B, generator)
-        edges = torch.linspace(0, 1, self.segments + 1)
+        t, r = _on(t, a), _on(r, a)
+        edges = torch.linspace(0, 1, self.segments + 1, device=a.device)
         seg_end = edges[torch.searchsorted(edges, t, right=False).clamp(min=1)]
         tt, rr, ee = t[:, None, None], r[:, None, None], seg_end[:, None, None]
         x_t, x_r = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps
@@ -204,7 +227,12 @@ class ConsistencyFMPolicy(OneStepPolicy):
         v_t, v_r = self.velocity(x_t, t, cond), self.velocity(x_r, r, cond)
         f_t = x_t + (ee - tt) * v_t
         f_r = torch.where(rr < self.boundary, x_r + (ee - rr) * v_r, x_end)
-        loss_f = ((f_t - f_r) ** 2).mean()
+        if self.fco:      # FCO plug-in: the consistency term on the released proximal window + w_f L_freq (eq. of §2.4)
+            n = self.n_action_steps
+            loss_f = ((f_t[:, :n] - f_r[:, :n]) ** 2).mean()
+            loss_f = loss_f + self.w_f * freq_loss(x_t + (1 - tt) * v_t, a)
+        else:
+            loss_f = ((f_t - f_r) ** 2).mean()
         far = ((seg_end - t) > 1.01 * self.delta)[:, None, None]
         loss_v = (far * (v_t - v_r) ** 2).mean()
         loss = loss_f + self.alpha * loss_v
@@ -240,12 +268,13 @@ class FocalPolicy(OneStepPolicy):
         """``L = L_time + w_f L_freq`` (`losses.fco_loss`), per ensemble member, averaged over members."""
         cond, a = self._prepare(batch)
         B = a.shape[0]
-        eps = torch.randn(a.shape, generator=generator)
+        eps = _on(torch.randn(a.shape, generator=generator), a)
         if isinstance(self.sampler, LASSampler):
             r = self.sampler.anchor(B, generator)
             t = uniform_t(B, generator, T_MIN)      # LAS's own t is discarded (released code)
         else:
             t, r = self.sampler(B, generator)
+        t, r = _on(t, a), _on(r, a)
         tt, rr = t[:, None, None], r[:, None, None]
         x_t, x_r = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps   # shared noise
         f_t = x_t + (1 - tt) * self.velocity(x_t, t, cond)

@@ -1,18 +1,24 @@
 """Sizes of the focalpolicy chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
-Every scale has the same keys (the tests run the ``full`` code path on ``smoke`` sizes). Wall times of the
-whole notebook (``repro run focalpolicy``, one torch thread, a 2-core machine shared with other jobs) are
-written next to each preset. Seeds train together as an ensemble (`networks.EnsembleChunkMLP`): one pass
-per variant, each seed with its own parameters, batches, noise and optimiser state.
+Every scale has the same keys (the tests run the ``full`` code path on ``smoke`` sizes). ChunkReach2D trains
+two blocks of variants on the same demonstrations and seeds:
+
+* ``main``: the paper's architecture, the conditional 1-D temporal UNet (`networks.ConditionalUnet1D`, DP3's
+  ``conditional_unet1d`` scaled down), on which the coherence claims (C4, C6) are judged;
+* ``mlp``: the 3x128 MLP over the flattened chunk (the chapter's first stand-in), now an ablation, with the
+  w_f sweep, the LAS test (C3) and the plug-ins (C7), which are cheap enough to train for 1500-4000 steps only
+  with it on 2 CPU cores.
+
+Seeds train together as one ensemble per variant (the MLP as `networks.EnsembleChunkMLP`, the UNet as
+`networks.VmapEnsemble`). Times: one torch thread on a 2-core machine shared with other jobs.
+
+Unit costs measured here (one torch thread, a loaded 2-core machine): a UNet step of batch 128, T = 12, one
+seed: 0.037 s at down dims (16, 32), 0.064 s at (16, 32, 64), 0.18 s at (32, 64, 128); three seeds in one
+``vmap`` pass cost 0.9x the loop over seeds. An MLP ensemble step of 3 seeds: 0.007 s.
 """
 from __future__ import annotations
 
 from typing import Any
-
-# variants of ChunkReach2D (names -> specs in experiments.VARIANTS)
-_BOOK_UNIMODAL = ("FlowPolicy-H4", "FocalPolicy", "-LAS", "-FCO", "w_f=0", "w_f=1e-2", "w_f=1", "window 1-4",
-                  "FM-10", "FM-10+FCO")
-_FULL_UNIMODAL = _BOOK_UNIMODAL + ("FlowPolicy-H12", "adaptive")
 
 _COMMON: dict[str, Any] = dict(
     n_obs_steps=2, n_action_steps=4, horizon=12, batch_size=128, weight_decay=1e-6,
@@ -20,37 +26,75 @@ _COMMON: dict[str, Any] = dict(
     interactive=dict(iters=60, n=4000),
 )
 
+
+def _evals(steps: int, n: int = 10) -> tuple[int, ...]:
+    """``n`` evenly spaced validation points (the training curves judged by the convergence rule)."""
+    return tuple(sorted({round(steps * (i + 1) / n) for i in range(n)}))
+
+
+_MAIN = ("FlowPolicy-H4", "FocalPolicy", "-FCO", "window 1-4")
+_MLP_BOOK = ("FlowPolicy-H4", "FocalPolicy", "-LAS", "-FCO", "w_f=0", "w_f=1e-2", "w_f=1", "window 1-4",
+             "FlowPolicy-H12", "FlowPolicy-H12+FCO", "FlowPolicy-H12+LAS", "LAS 2d7dc31", "FM-10")
+_MLP_FULL = _MLP_BOOK + ("FM-10+FCO", "adaptive")
+_MULTI = ("FM-10", "FlowPolicy-H4", "FocalPolicy")
+
 PRESETS: dict[str, dict[str, Any]] = {
-    # smoke: measured 30-37 s for the whole notebook (repro run wall time, 2 shared cores; 17-20 s inside the
-    # chapter: MetaWorld 4.6, unimodal training 4.1, multimodal 2.4, theory 1.9)
+    # smoke: the whole notebook in ~60 s (the old smoke measured 30-37 s; the UNet block adds ~2 x 120 steps)
     "smoke": dict(_COMMON, seeds=(0,),
-                  reach=dict(n_demos=30, val_demos=10, steps=400, lr=3e-3, warmup=50, hidden=(128, 128, 128),
-                             network="mlp", rollouts=10, fixed_rollouts=10, eval_steps=(200, 400), c3_step=400,
-                             unimodal=("FlowPolicy-H4", "FocalPolicy"), multimodal=("FocalPolicy",)),
+                  reach=dict(n_demos=30, val_demos=10, rollouts=10, fixed_rollouts=10, c3_step=240, plant=0.01,
+                             main=dict(network="unet", net=dict(down_dims=(16, 32)), steps=120, lr=2e-3, warmup=12,
+                                       batch_size=64, eval_steps=_evals(120, 6), variants=("FlowPolicy-H4", "FocalPolicy")),
+                             mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=300, lr=3e-3, warmup=30,
+                                      batch_size=128, eval_steps=_evals(300, 6), variants=("FlowPolicy-H4", "FocalPolicy")),
+                             multimodal=("FocalPolicy",)),
                   metaworld=dict(tasks=("push-wall",), n_demos=2, steps=60, lr=3e-3, warmup=10, rollouts=1,
-                                 max_steps=150, methods=("FocalPolicy",))),
-    # book: measured 185 s for the whole notebook (repro run under the shared lock; 175 s inside the chapter:
-    # unimodal training 99 (10 variants x 3 seeds), MetaWorld 43, multimodal 22, rollouts 4, theory 1.3)
+                                 max_steps=150, methods=("FocalPolicy",), network="mlp",
+                                 net=dict(hidden=(128, 128, 128)))),
+    # book: an estimate (not run in this revision; helpers may run smoke only): the old book measured 185 s
+    # (MLP training 99 s for 10 variants x 3 seeds x 1500 steps, MetaWorld 43 s, multimodal 22 s). Added: the
+    # UNet block, 4 variants x 3 seeds x 400 steps of batch 64 at down dims (16, 32) (~0.06 s per 3-seed step at
+    # T = 12 -> ~80 s), three more MLP variants (~30 s), FlowPolicy-H4 on the multimodal task (~10 s): ~300 s
     "book": dict(_COMMON, seeds=(0, 1, 2),
-                 reach=dict(n_demos=100, val_demos=20, steps=1500, lr=3e-3, warmup=100, hidden=(128, 128, 128),
-                            network="mlp", rollouts=50, fixed_rollouts=50, eval_steps=(250, 500, 1000, 1500), c3_step=1000,
-                            unimodal=_BOOK_UNIMODAL, multimodal=("FM-10", "FocalPolicy")),
+                 reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=50, c3_step=750, plant=0.01,
+                            main=dict(network="unet", net=dict(down_dims=(16, 32)), steps=400, lr=2e-3, warmup=40,
+                                      batch_size=64, eval_steps=_evals(400), variants=_MAIN),
+                            mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=1500, lr=3e-3, warmup=100,
+                                     batch_size=128, eval_steps=_evals(1500), variants=_MLP_BOOK),
+                            multimodal=_MULTI),
                  metaworld=dict(tasks=("push-wall",), n_demos=20, steps=1000, lr=3e-3, warmup=100, rollouts=10,
-                                max_steps=200, methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "window 1-4"))),
-    # full: ChunkReach2D 12 variants x 3 seeds x 6k steps, MetaWorld 6 tasks x 6 methods x 3 seeds x 3k steps,
-    # 20 demos per task as in the brief (26 cannot be drawn: box-close's expert solves 25 of the 30 tasks below
-    # the evaluation ones). Sized from one measured unit each (one torch thread, under the shared lock): a 6k-step
-    # FocalPolicy ensemble of 3 seeds 51 s, FM-10 31 s; one MetaWorld task (5 methods x 2k steps) 118 s. Measured
-    # 1341 s with 5 MetaWorld methods (820 s of it MetaWorld); "window 1-4" (the released loss on the executed
-    # indices) was added after that run, ~+3 min. Width 128 as at book: at width 256 one variant took 317 s,
-    # ~90 min in all. No GPU variant: this chapter's policies are not moved to CUDA yet, so a larger preset on a
-    # GPU machine would only run longer on its CPU; the brief's UNet plan (networks.ConditionalUnet1D, 15k/10k
-    # steps) is out of this budget
+                                max_steps=200, methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "window 1-4"),
+                                network="mlp", net=dict(hidden=(128, 128, 128)))),
+    # full (CPU): an estimate from the unit costs above and the last measured full (1457 s: MLP 12 variants x
+    # 6k steps ~600 s, MetaWorld 6 tasks x 6 methods x 3k steps ~820 s). Now: the UNet block at (16, 32, 64),
+    # 4 variants x 3 seeds x 2000 steps of batch 128 (~0.6 s per step of all four -> ~1200 s), the MLP block at
+    # 4000 steps (~450 s), MetaWorld as before with the MLP (~820 s): ~2500 s, near the 45-min budget.
+    # gpu: the UNet at (64, 128, 256) everywhere, the plug-ins and -LAS in the UNet block, 20k steps (the
+    # paper's ~4e4 at lr 1e-4 scaled by the larger rate), MetaWorld with the UNet at 10k steps. Not run: no GPU
+    # was lent to this revision, so its time is unmeasured.
     "full": dict(_COMMON, seeds=(0, 1, 2),
-                 reach=dict(n_demos=100, val_demos=20, steps=6000, lr=3e-3, warmup=300, hidden=(128, 128, 128),
-                            network="mlp", rollouts=50, fixed_rollouts=100, eval_steps=(250, 500, 1000, 2000, 4000, 6000),
-                            c3_step=1000, unimodal=_FULL_UNIMODAL, multimodal=("FM-10", "FocalPolicy")),
+                 reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=100, c3_step=1000, plant=0.01,
+                            main=dict(network="unet", net=dict(down_dims=(16, 32, 64)), steps=2000, lr=1e-3, warmup=200,
+                                      batch_size=128, eval_steps=_evals(2000, 12), variants=_MAIN),
+                            mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=4000, lr=3e-3, warmup=300,
+                                     batch_size=128, eval_steps=_evals(4000, 12), variants=_MLP_FULL),
+                            multimodal=_MULTI),
                  metaworld=dict(tasks=("push-wall", "coffee-push", "box-close", "push", "pick-place", "assembly"),
                                 n_demos=20, steps=3000, lr=3e-3, warmup=200, rollouts=20, max_steps=200,
-                                methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "-FCO", "FM-10+FCO", "window 1-4"))),
+                                methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "-FCO", "window 1-4",
+                                         "FlowPolicy-H12+FCO"),
+                                network="mlp", net=dict(hidden=(128, 128, 128))),
+                 gpu=dict(
+                     reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=100, c3_step=5000, plant=0.01,
+                                main=dict(network="unet", net=dict(down_dims=(64, 128, 256)), steps=20_000, lr=3e-4,
+                                          warmup=500, batch_size=128, eval_steps=_evals(20_000, 20),
+                                          variants=_MAIN + ("-LAS", "FlowPolicy-H12", "FlowPolicy-H12+FCO",
+                                                            "FlowPolicy-H12+LAS")),
+                                mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=6000, lr=3e-3,
+                                         warmup=300, batch_size=128, eval_steps=_evals(6000, 12), variants=_MLP_FULL),
+                                multimodal=_MULTI),
+                     metaworld=dict(tasks=("push-wall", "coffee-push", "box-close", "push", "pick-place", "assembly"),
+                                    n_demos=20, steps=10_000, lr=3e-4, warmup=500, rollouts=20, max_steps=200,
+                                    methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "-FCO", "window 1-4",
+                                             "FlowPolicy-H12+FCO"),
+                                    network="unet", net=dict(down_dims=(64, 128, 256))))),
 }

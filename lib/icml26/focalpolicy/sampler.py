@@ -6,6 +6,10 @@ Convention: ``x_t = t A + (1 - t) eps``, **t = 1 is data**.
   sampler draws ``t~ = sigmoid(N(-0.6, 1.6^2))`` and ``r~' = sigmoid(N(-4.0, 1.6^2))``, keeps
   ``r~ = min(t~, r~')`` with probability 0.75 (else ``r~ = t~``), and the released code **discards** its t
   and sets ``r = 1 - r~``: the anchor r sits near the data end (median 0.968), independent of t.
+* The newest official snapshot (2d7dc31, 22 Jun 2026) writes the same sampler without ``1 - r~``: positive
+  means (``P_mean_t = 0.6``, ``P_mean_r = 4.0``), ``r = max`` with probability ``1 - ratio`` and ``ratio = 0.15``.
+  Since ``1 - sigmoid(z) = sigmoid(-z)``, that is this sampler with the min-of-``r~`` branch kept with probability
+  0.85 instead of 0.75 (`LASSampler.official`; `las_anchor_2d7dc31` draws it literally, for the check).
 * `ConsistencySampler` (FlowPolicy / consistency-FM and the -LAS ablation): ``t ~ U(0.01, 1)``,
   ``r = min(t + delta, 1)`` with ``delta = 0.01``.
 """
@@ -41,6 +45,16 @@ class LASSampler:
         if not self.P_std > 0:
             raise ValueError(f"P_std must be > 0, got {self.P_std}")
 
+    @classmethod
+    def official(cls, commit: str = "3c0af28") -> "LASSampler":
+        """The released configuration at ``commit``: ``"3c0af28"`` (ratio 0.75, pinned by the chapter) or
+        ``"2d7dc31"`` (the newest snapshot: ratio 0.15 in its own convention, 0.85 in this one)."""
+        if commit == "3c0af28":
+            return cls()
+        if commit == "2d7dc31":
+            return cls(ratio=0.85)
+        raise ValueError(f"unknown official commit {commit!r}; valid: '3c0af28', '2d7dc31'")
+
     def anchor(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """r = 1 - r~ (n draws)."""
         t_tilde = torch.sigmoid(torch.randn(n, generator=generator) * self.P_std + self.P_mean_t)
@@ -71,3 +85,14 @@ class ConsistencySampler:
     def __call__(self, n: int, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         t = uniform_t(n, generator, self.t_min)
         return t, torch.clamp(t + self.delta, max=1.0)
+
+
+def las_anchor_2d7dc31(n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The anchor r of the newest official snapshot, written as its ``time_sampler.py`` and config do
+    (``P_mean_t = 0.6``, ``P_mean_r = 4.0``, ``P_std = 1.6``, ``ratio = 0.15``, no ``1 - r``): the reference
+    that `LASSampler.official("2d7dc31")` is checked against (in distribution)."""
+    a = torch.sigmoid(torch.randn(n, generator=generator) * 1.6 + 0.6)
+    b = torch.sigmoid(torch.randn(n, generator=generator) * 1.6 + 4.0)
+    hi, lo = torch.maximum(a, b), torch.minimum(a, b)
+    mask = torch.rand(n, generator=generator) < 1 - 0.15
+    return torch.where(mask, hi, lo)
