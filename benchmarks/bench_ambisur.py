@@ -5,9 +5,11 @@ pure-torch reference.
 Run: ``pytest benchmarks/bench_ambisur.py`` (``make bench``). The ratio tests time the contenders interleaved in one
 process (``icml26.timing.interleaved_best``) and record in ``results/bench/ambisur.json``.
 
-Peers: no CPU Gaussian rasterizer exists on PyPI. gsplat's ``rasterization`` JIT-compiles CUDA, and its torch
-``_rasterize_to_pixels`` still calls a CUDA wrapper, so the rasterization is compared with our own dense path (the
-fastest honest reference here; the images must be identical). The projection has a real peer:
+Peers: two CPU-capable Gaussian rasterizers are on PyPI, ``taichi-splatting`` 0.13.0 (Taichi, which has a CPU
+backend) and ``splax`` 0.2.3 (JAX); neither is a dependency of this book yet (adding one is an environment
+decision, issue 52 item 6), so the rasterization is still compared with our own dense path here (the images must
+be identical): an internal ablation of the culling, not a like-for-like peer ratio. gsplat's ``rasterization``
+JIT-compiles CUDA, and its torch ``_rasterize_to_pixels`` still calls a CUDA wrapper. The projection has a real peer:
 ``gsplat.cuda._torch_impl._fully_fused_projection`` (gsplat 1.5.3), which runs on CPU torch. On a GPU the fair peer
 is gsplat's CUDA rasterizer; not timed here.
 """
@@ -62,7 +64,7 @@ def test_ratio_culled_vs_dense(setup):
           f" speed-up {speedup:.2f}x, max image diff {diff:.2g}")
     record_bench("ambisur", f"training iteration (render fwd+bwd), {SIZE}^2 px x {N_GAUSS} Gaussians",
                  "icml26.ambisur.render, exact 8x8 tile culling", best["culled"],
-                 "icml26.ambisur.render dense (no CPU Gaussian rasterizer on PyPI)", best["dense"], rounds=ROUNDS,
+                 "icml26.ambisur.render dense (internal; taichi-splatting/splax not installed)", best["dense"], rounds=ROUNDS,
                  note=f"identical buffers (max diff {diff:.1g}); gsplat's rasterizer needs CUDA")
     assert speedup >= 3.0
 

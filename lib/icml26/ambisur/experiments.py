@@ -5,19 +5,21 @@ import numpy as np
 import torch
 
 from .model import SH_C0, eval_sh
-from .scene import Scene
+from .scene import AMBIGUOUS, Scene, occlusion_edges
 from .train import RunResult, train_run
 
 
-def run_ladder(scene: Scene, cfg: dict, bar=None) -> dict[tuple[str, int], RunResult]:
+def run_ladder(scenes, cfg: dict, bar=None, device=None) -> dict[tuple[str, int], RunResult]:
     """Every run of ``cfg['runs']`` for every seed of ``cfg['seeds']`` (runs in ``cfg['single_seed_runs']``
-    only for the first seed)."""
+    only for the first seed). ``scenes``: one `Scene` for every seed, or a dict seed -> Scene (one scene variant
+    per seed, issue 52)."""
     out = {}
     for seed_i, seed in enumerate(cfg["seeds"]):
+        scene = scenes[seed] if isinstance(scenes, dict) else scenes
         for name in cfg["runs"]:
             if seed_i > 0 and name in cfg["single_seed_runs"]:
                 continue
-            out[(name, seed)] = train_run(scene, name, cfg, seed, progress=bar)
+            out[(name, seed)] = train_run(scene, name, cfg, seed, progress=bar, device=device)
     return out
 
 
@@ -47,6 +49,32 @@ def enrichment(flags: np.ndarray, region: np.ndarray, target: int) -> float:
     if base == 0 or not flags.any():
         return float("nan")
     return float(np.mean(region[flags] == target) / base)
+
+
+def membership_auroc(mask: np.ndarray, region: np.ndarray, weight: np.ndarray | None = None,
+                     regions=AMBIGUOUS) -> float:
+    """AUROC of a per-Gaussian (binary) mask for 'the Gaussian lies on an ambiguous region' (its nearest GT
+    point's label in ``regions``), each Gaussian weighted by ``weight`` (its opacity): how well the mask
+    separates ambiguous from well-constrained primitives, 0.5 for a random mask (sklearn)."""
+    from sklearn.metrics import roc_auc_score
+
+    y = np.isin(np.asarray(region), regions)
+    if y.all() or not y.any():
+        raise ValueError("membership_auroc: every Gaussian is on one side; the AUROC is undefined")
+    return float(roc_auc_score(y, np.asarray(mask, float), sample_weight=weight))
+
+
+def planted_mask(target: np.ndarray, n_flag: int, seed: int, odds: float = 2.0) -> np.ndarray:
+    """A positive control: ``n_flag`` Gaussians drawn without replacement, each on the target with ``odds`` times
+    the weight of one off it (an indicator with a planted, modest preference for the target)."""
+    target = np.asarray(target, bool)
+    if not 0 < n_flag <= len(target) or odds <= 0:
+        raise ValueError(f"planted_mask: need 0 < n_flag <= {len(target)} and odds > 0, got {n_flag}, {odds}")
+    w = np.where(target, odds, 1.0)
+    rng = np.random.default_rng(seed)
+    out = np.zeros(len(target), bool)
+    out[rng.choice(len(target), n_flag, replace=False, p=w / w.sum())] = True
+    return out
 
 
 def mask_auroc(mask: np.ndarray, dist: np.ndarray, quantile: float = 0.75) -> float:
@@ -98,3 +126,32 @@ def prior_error_ratio(scene: Scene) -> tuple[float, float, float]:
         e.append(err[ok & edge & (lab != 6)])
         s.append(err[ok & smooth])
     return tuple(float(np.mean(np.concatenate(x))) for x in (r, e, s))
+
+
+def prior_normal_error(scene: Scene, regions=AMBIGUOUS) -> dict:
+    """Mean angle (deg) between the prior depth's normals and the GT normals over the training views, per region
+    label and over ``regions``, on pixels away from occlusion edges and region borders (the interiors, where a
+    learned prior is trusted), and the same for the normals of the GT depth itself (the finite-difference floor)."""
+    import torch
+    from scipy import ndimage
+
+    from .render import CameraT, depth_to_normal
+
+    acc = {"prior": {}, "gt": {}}
+    for v in scene.train:
+        cam = CameraT.of(v.cam)
+        lab = v.label
+        border = ndimage.maximum_filter(lab, 3) != ndimage.minimum_filter(lab, 3)
+        inner = ~ndimage.binary_dilation(border | occlusion_edges(v.depth)) & (v.prior > 0)
+        for key, z in (("prior", v.prior), ("gt", v.depth.astype(np.float32))):
+            n = depth_to_normal(torch.as_tensor(z), cam).numpy()
+            ang = np.degrees(np.arccos(np.clip((n * v.normal).sum(-1), -1, 1)))
+            for r in np.unique(lab[inner]):
+                acc[key].setdefault(int(r), []).append(ang[inner & (lab == r)])
+    out = {}
+    for key, d in acc.items():
+        per = {r: np.concatenate(x) for r, x in d.items() if r > 0}
+        out[key] = {r: float(x.mean()) for r, x in per.items() if len(x)}
+        amb = [per[r] for r in regions if r in per]
+        out[key]["ambiguous"] = float(np.concatenate(amb).mean()) if amb else float("nan")
+    return out

@@ -94,3 +94,45 @@ def prior_depth_loss(depth, prior, extent: float) -> torch.Tensor:
 def psnr(pred, gt) -> float:
     mse = float(((pred - gt) ** 2).mean())
     return 10 * math.log10(1.0 / max(mse, 1e-12))
+
+
+def _patch_norm_mse(x: torch.Tensor, y: torch.Tensor, patch: int, margin: float, global_std: bool) -> torch.Tensor:
+    """Official ``patch_norm_mse_loss[_global]`` (utils/loss_utils.py): split both maps into patch x patch tiles,
+    subtract each tile's mean, divide by the tile's std (local) or the detached map's std (global), then the
+    mean squared difference over entries whose |difference| exceeds ``margin``."""
+    def tiles(m):
+        return F.unfold(m[None, None], kernel_size=patch, stride=patch)[0].T   # (tiles, patch^2)
+
+    def norm(t, std):
+        mean = t.mean(1, keepdim=True)
+        s = t.std(1, keepdim=True) if std is None else std
+        return (t - mean) / (s + 1e-2 * torch.std(t.reshape(-1) + 1e-5))
+
+    tx, ty = tiles(x), tiles(y)
+    nx = norm(tx, x.std().detach() if global_std else None)
+    ny = norm(ty, y.std().detach() if global_std else None)
+    d = nx - ny
+    keep = d.abs() > margin
+    return (d[keep] ** 2).mean() if bool(keep.any()) else d.sum() * 0
+
+
+def mono_depth_loss(depth: torch.Tensor, mono_disp: torch.Tensor, alpha: torch.Tensor, patch: int,
+                    margin: float = 1e-3) -> torch.Tensor:
+    """AmbiSuR-MONO's depth term (official ``DepthAnythingv2Loss``): an affine-invariant disparity prior d_mono
+    compared with the plane depth Z through patch-normalised MSE, global std plus 0.1 x local std:
+    L = PNM_global(Z, -d_mono) + 0.1 PNM_local(Z, -d_mono); pixels with A < 0.8 are set to the mean of the rest
+    on both maps. (The official patch is 17-31 px at 800 x 600; the caller scales it to the image size.)"""
+    if depth.shape != mono_disp.shape or depth.shape != alpha.shape:
+        raise ValueError(f"mono_depth_loss: shapes differ: {tuple(depth.shape)}, {tuple(mono_disp.shape)}, "
+                         f"{tuple(alpha.shape)}")
+    H, W = depth.shape
+    if not 2 <= patch <= min(H, W):
+        raise ValueError(f"mono_depth_loss: patch must be in [2, {min(H, W)}], got {patch}")
+    z = depth.clamp_min(1e-3)
+    mono = -mono_disp
+    bad = alpha.detach() < 0.8
+    if bool(bad.all()):
+        return depth.sum() * 0
+    z = torch.where(bad, z[~bad].mean(), z)
+    mono = torch.where(bad, mono[~bad].mean(), mono)
+    return _patch_norm_mse(z, mono, patch, margin, True) + 0.1 * _patch_norm_mse(z, mono, patch, margin, False)

@@ -100,10 +100,14 @@ class GaussianModel(torch.nn.Module):
         M = Rm * S[:, None, :]
         return M @ M.transpose(-1, -2)
 
+    active_sh: int | None = None   # progressive SH (3DGS/official: one degree more every 1000 of 30k iterations)
+
     def colors(self, cam_center: torch.Tensor) -> torch.Tensor:
-        """View-dependent colour c_i(d) = max(0, sum k Y(d) + 0.5), d from the camera centre to mu_i."""
+        """View-dependent colour c_i(d) = max(0, sum k Y(d) + 0.5), d from the camera centre to mu_i, over the
+        bands up to ``active_sh`` (all when None)."""
         d = torch.nn.functional.normalize(self.means - cam_center, dim=-1)
-        return torch.clamp_min(eval_sh(d, self.sh) + 0.5, 0.0)
+        sh = self.sh if self.active_sh is None else self.sh[:, : (min(self.active_sh, self.L) + 1) ** 2]
+        return torch.clamp_min(eval_sh(d, sh) + 0.5, 0.0)
 
     @classmethod
     def from_points(cls, points: np.ndarray, colors: np.ndarray, sh_degree_: int, seed: int,

@@ -44,14 +44,17 @@ class CameraT:
     W: int
 
     @classmethod
-    def of(cls, cam: Camera) -> "CameraT":
-        f = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)
+    def of(cls, cam: Camera, device=None) -> "CameraT":
+        """The tensors of ``cam`` on ``device`` (the CPU when None)."""
+        f = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32, device=device)
         _, kinv = cam.pixel_rays(1)
         return cls(f(cam.K), f(cam.R), f(cam.t), f(cam.center), f(kinv), int(cam.H), int(cam.W))
 
 
-def _cam(camera) -> CameraT:
-    return camera if isinstance(camera, CameraT) else CameraT.of(camera)
+def _cam(camera, device=None) -> CameraT:
+    if isinstance(camera, CameraT):
+        return camera
+    return CameraT.of(camera, device)
 
 
 def project(means: torch.Tensor, covars: torch.Tensor, cam: CameraT, eps2d: float = EPS2D):
@@ -66,7 +69,7 @@ def project(means: torch.Tensor, covars: torch.Tensor, cam: CameraT, eps2d: floa
     O = torch.zeros_like(tz)
     J = torch.stack([fx / tz, O, -fx * tx / tz ** 2, O, fy / tz, -fy * ty / tz ** 2], -1).reshape(-1, 2, 3)
     JW = J @ cam.R                                   # (N, 2, 3): J W, then J W Sigma W^T J^T
-    cov2d = JW @ covars @ JW.transpose(-1, -2) + eps2d * torch.eye(2)
+    cov2d = JW @ covars @ JW.transpose(-1, -2) + eps2d * torch.eye(2, device=means.device)
     means2d = (mc @ cam.K[:2, :3].T) / mc[:, 2:3]
     det = (cov2d[:, 0, 0] * cov2d[:, 1, 1] - cov2d[:, 0, 1] * cov2d[:, 1, 0]).clamp(min=1e-10)
     conic = torch.stack([cov2d[:, 1, 1] / det, -(cov2d[:, 0, 1] + cov2d[:, 1, 0]) / 2 / det, cov2d[:, 0, 0] / det], -1)
@@ -179,7 +182,8 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
     _check_render_args(model, trunc_sigma, rcc_lambda, bg, amb_mask, tile)
     if depth_mode not in ("plane", "blend"):
         raise ValueError(f"render: depth_mode must be 'plane' or 'blend', got {depth_mode!r}")
-    cam = _cam(camera)
+    dev = model.means.device
+    cam = _cam(camera, dev)
     H, W, N = cam.H, cam.W, len(model)
     mc, m2d, cov2d, conic = project(model.means, model.covariances(), cam)
     opac = model.opacities
@@ -188,15 +192,15 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
     normals = gaussian_normals(model, cam, mc)
     colors = model.colors(cam.center)
     valid_g = (z.detach() > NEAR) & (opac.detach() >= ALPHA_MIN)
-    uc, vc = torch.meshgrid(torch.arange(W) + 0.5, torch.arange(H) + 0.5, indexing="xy")
+    uc, vc = torch.meshgrid(torch.arange(W, device=dev) + 0.5, torch.arange(H, device=dev) + 0.5, indexing="xy")
     pix_all = torch.stack([uc, vc], -1).reshape(-1, 2)           # row-major (H, W)
-    mask = amb_mask.detach().float() if amb_mask is not None else torch.zeros(N)
+    mask = amb_mask.detach().float() if amb_mask is not None else torch.zeros(N, device=dev)
 
     if tile is None:
         idx = order[None]
-        groups = torch.zeros(1, H * W, dtype=torch.long)
+        groups = torch.zeros(1, H * W, dtype=torch.long, device=dev)
         pix = pix_all[None]
-        pix_ids = torch.arange(H * W)[None]
+        pix_ids = torch.arange(H * W, device=dev)[None]
         valid = valid_g[idx]
     else:
         with torch.no_grad():
@@ -208,8 +212,8 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
             rad = cull_scale * torch.sqrt(torch.clamp_min(r2max, 0) * lam) + 1e-3
             ok = valid_g & (r2max >= 0)
             ty_, tx_ = (H + tile - 1) // tile, (W + tile - 1) // tile
-            x0 = torch.arange(tx_) * tile + 0.5
-            y0 = torch.arange(ty_) * tile + 0.5
+            x0 = torch.arange(tx_, device=dev) * tile + 0.5
+            y0 = torch.arange(ty_, device=dev) * tile + 0.5
             x1, y1 = torch.clamp_max(x0 + tile - 1, W - 0.5), torch.clamp_max(y0 + tile - 1, H - 0.5)
             ms = m2d.detach()[order]
             rs, oks = rad[order], ok[order]
@@ -221,8 +225,8 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
             valid = torch.gather(hit, 1, pos)
             idx = order[pos]
             # pixel ids of each tile (padded tiles at the border repeat a pixel, masked below)
-            ly, lx = torch.meshgrid(torch.arange(tile), torch.arange(tile), indexing="ij")
-            ty_i, tx_i = torch.meshgrid(torch.arange(ty_), torch.arange(tx_), indexing="ij")
+            ly, lx = torch.meshgrid(torch.arange(tile, device=dev), torch.arange(tile, device=dev), indexing="ij")
+            ty_i, tx_i = torch.meshgrid(torch.arange(ty_, device=dev), torch.arange(tx_, device=dev), indexing="ij")
             py = (ty_i.reshape(-1, 1) * tile + ly.reshape(1, -1))
             px = (tx_i.reshape(-1, 1) * tile + lx.reshape(1, -1))
             inimg = (py < H) & (px < W)
@@ -236,7 +240,7 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
     flat_idx = torch.where(valid, idx, torch.full_like(idx, N))
 
     def per_gaussian(values):   # (G, K, F) -> (N, F), summed over groups
-        out = torch.zeros(N + 1, values.shape[-1])
+        out = torch.zeros(N + 1, values.shape[-1], device=dev)
         out.index_add_(0, flat_idx.reshape(-1), values.reshape(-1, values.shape[-1]))
         return out[:N]
 
@@ -249,13 +253,13 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
     dist = (normals * mc).sum(-1).abs()
     feats = torch.cat([colors, normals, dist[:, None], z[:, None], mask[:, None], (colors ** 2).sum(-1, keepdim=True)], -1)
     out_g = torch.einsum("gpk,gkf->gpf", w, feats[idx])
-    out = torch.zeros(H * W + 1, feats.shape[-1])
+    out = torch.zeros(H * W + 1, feats.shape[-1], device=dev)
     out = out.index_add(0, pix_ids.reshape(-1), out_g.reshape(-1, feats.shape[-1]))[: H * W].reshape(H, W, -1)
-    tail_img = torch.zeros(H * W + 1).index_add(0, pix_ids.reshape(-1), tail.reshape(-1))[: H * W]
+    tail_img = torch.zeros(H * W + 1, device=dev).index_add(0, pix_ids.reshape(-1), tail.reshape(-1))[: H * W]
     A = w.sum(-1)
-    A = torch.zeros(H * W + 1).index_add(0, pix_ids.reshape(-1), A.reshape(-1))[: H * W].reshape(H, W)
+    A = torch.zeros(H * W + 1, device=dev).index_add(0, pix_ids.reshape(-1), A.reshape(-1))[: H * W].reshape(H, W)
     Cfg, Nrm, Dst, Zb, U, csq = out[..., :3], out[..., 3:6], out[..., 6], out[..., 7], out[..., 8], out[..., 9]
-    bgv = torch.zeros(3) if bg is None else torch.as_tensor(bg, dtype=torch.float32)
+    bgv = torch.zeros(3, device=dev) if bg is None else torch.as_tensor(bg, dtype=torch.float32, device=dev)
     color = Cfg + (1 - A)[..., None] * bgv
     denom = -(Nrm * cam.kinv).sum(-1)
     safe = denom > 1e-6
@@ -263,7 +267,7 @@ def render(model: GaussianModel, camera, trunc_sigma: float | None = 2.0, *, bg=
     Zbl = torch.where(A > 1e-6, Zb / torch.where(A > 1e-6, A, torch.ones_like(A)), torch.zeros_like(A))
     depth = Zp if depth_mode == "plane" else Zbl
     ray_var = csq - 2 * (Cfg ** 2).sum(-1) + A * (Cfg ** 2).sum(-1)
-    visible = torch.zeros(N, dtype=torch.bool)
+    visible = torch.zeros(N, dtype=torch.bool, device=dev)
     visible[flat_idx.reshape(-1)[flat_idx.reshape(-1) < N]] = True
     visible &= weight_sum > 0
     tail_mass = tail_img.sum() / A.detach().sum().clamp_min(1e-12)

@@ -28,6 +28,35 @@ RIDGE_LO, RIDGE_HI = np.array([-0.6, -0.1, 0.0]), np.array([-0.5, 0.8, 0.1])
 GROUND = 1.0                   # the ground is [-1, 1]^2 at z = 0; its x < 0 half is textured
 LIGHT = np.array([-0.5, 0.35, 1.0]) / np.linalg.norm([-0.5, 0.35, 1.0])
 AMBIENT, KS, SHININESS = 0.25, 0.6, 40.0
+SPECULAR_MIN = 0.05            # a GT point "bears a highlight" when its specular term exceeds this in some view
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the sphere, the box and the ridge stand (world units). Variant 0 is the chapter's reference scene;
+    other variants move the sphere and the box (issue 52: more than one scene)."""
+
+    sphere_c: np.ndarray = field(default_factory=lambda: SPHERE_C.copy())
+    sphere_r: float = SPHERE_R
+    box_lo: np.ndarray = field(default_factory=lambda: BOX_LO.copy())
+    box_hi: np.ndarray = field(default_factory=lambda: BOX_HI.copy())
+    ridge_lo: np.ndarray = field(default_factory=lambda: RIDGE_LO.copy())
+    ridge_hi: np.ndarray = field(default_factory=lambda: RIDGE_HI.copy())
+
+
+def layout(variant: int = 0) -> Layout:
+    """Scene variant ``variant``: 0 the reference layout; otherwise the sphere (radius 0.25-0.33) and the box are
+    moved within the textureless half (x > 0) so every region keeps its type and no object overlaps another."""
+    if int(variant) != variant or variant < 0:
+        raise ValueError(f"layout: variant must be an int >= 0, got {variant!r}")
+    if variant == 0:
+        return Layout()
+    rng = np.random.default_rng(7919 + int(variant))
+    r = float(rng.uniform(0.25, 0.33))
+    sc = np.array([rng.uniform(0.3, 0.6), rng.uniform(0.15, 0.5), r])
+    size = np.array([rng.uniform(0.28, 0.4), rng.uniform(0.28, 0.4), rng.uniform(0.22, 0.35)])
+    lo = np.array([rng.uniform(0.2, 0.95 - size[0]), rng.uniform(-0.85, -0.25 - size[1]), 0.0])
+    return Layout(sc, r, lo, lo + size)
 
 
 @dataclass(frozen=True)
@@ -121,8 +150,9 @@ def _ray_box(o, d, lo, hi):
     return t, n
 
 
-def ray_cast(o: np.ndarray, d: np.ndarray, ridge: bool = True):
-    """Nearest hit of rays ``o + t d`` (M, 3): distance t (inf on a miss), unit normal, region label, albedo."""
+def ray_cast(o: np.ndarray, d: np.ndarray, ridge: bool = True, lay: Layout | None = None):
+    """Nearest hit of rays ``o + t d`` (M, 3): distance t (inf on a miss), unit normal, region label."""
+    lay = Layout() if lay is None else lay
     M = len(o)
     t_best = np.full(M, np.inf)
     nrm = np.zeros((M, 3))
@@ -133,14 +163,14 @@ def ray_cast(o: np.ndarray, d: np.ndarray, ridge: bool = True):
     ok = (d[:, 2] < 0) & (tg > 1e-6) & (np.abs(pg[:, 0]) <= GROUND) & (np.abs(pg[:, 1]) <= GROUND)
     upd = ok & (tg < t_best)
     t_best[upd], nrm[upd], label[upd] = tg[upd], [0, 0, 1], np.where(pg[upd, 0] < 0, 1, 2)
-    oc = o - SPHERE_C   # sphere
+    oc = o - lay.sphere_c   # sphere
     b = np.einsum("ij,ij->i", oc, d)
-    disc = b * b - (np.einsum("ij,ij->i", oc, oc) - SPHERE_R ** 2)
+    disc = b * b - (np.einsum("ij,ij->i", oc, oc) - lay.sphere_r ** 2)
     ts = -b - np.sqrt(np.maximum(disc, 0))
     upd = (disc > 0) & (ts > 1e-6) & (ts < t_best)
     t_best[upd], label[upd] = ts[upd], 3
-    nrm[upd] = (o[upd] + ts[upd, None] * d[upd] - SPHERE_C) / SPHERE_R
-    boxes = [(BOX_LO, BOX_HI, 4)] + ([(RIDGE_LO, RIDGE_HI, 6)] if ridge else [])
+    nrm[upd] = (o[upd] + ts[upd, None] * d[upd] - lay.sphere_c) / lay.sphere_r
+    boxes = [(lay.box_lo, lay.box_hi, 4)] + ([(lay.ridge_lo, lay.ridge_hi, 6)] if ridge else [])
     for lo, hi, lab in boxes:
         tb, nb = _ray_box(o, d, lo, hi)
         upd = tb < t_best
@@ -159,7 +189,14 @@ def _textures(texels: int) -> np.ndarray:
     return 0.15 + 0.8 * tex
 
 
-def shade(points, normals, label, view_dirs, tex) -> tuple[np.ndarray, np.ndarray]:
+def specular(normals, view_dirs, lit) -> np.ndarray:
+    """The Blinn-Phong highlight KS (n . h)^SHININESS of a lit point seen along ``view_dirs`` (camera to point)."""
+    h = LIGHT[None] - view_dirs
+    h /= np.linalg.norm(h, axis=-1, keepdims=True)
+    return KS * np.clip(np.einsum("ij,ij->i", normals, h), 0, None) ** SHININESS * lit
+
+
+def shade(points, normals, label, view_dirs, tex, lay: Layout | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Lambert + ambient + shadow rays, Blinn-Phong (half-vector) highlight on the sphere; returns RGB and
     the shadow flag."""
     M = len(points)
@@ -174,14 +211,12 @@ def shade(points, normals, label, view_dirs, tex) -> tuple[np.ndarray, np.ndarra
     alb[label == 4] = [0.35, 0.55, 0.75]
     hit = label > 0
     so = points + 1e-4 * normals
-    ts, _, _ = ray_cast(so[hit], np.broadcast_to(LIGHT, (int(hit.sum()), 3)).copy())
+    ts, _, _ = ray_cast(so[hit], np.broadcast_to(LIGHT, (int(hit.sum()), 3)).copy(), lay=lay)
     lit = np.zeros(M, bool)
     lit[hit] = ~np.isfinite(ts)
     ndl = np.clip(normals @ LIGHT, 0, None) * lit
     rgb = alb * (AMBIENT + (1 - AMBIENT) * ndl[:, None])
-    h = LIGHT[None] - view_dirs
-    h /= np.linalg.norm(h, axis=-1, keepdims=True)
-    spec = KS * np.clip(np.einsum("ij,ij->i", normals, h), 0, None) ** SHININESS * lit
+    spec = specular(normals, view_dirs, lit)
     rgb[label == 3] += spec[label == 3, None]
     rgb[~hit] = 0.0
     shadow = hit & ~lit & ((label == 1) | (label == 2))
@@ -201,80 +236,121 @@ class View:
     prior: np.ndarray = field(default=None)
 
 
-def render_view(cam: Camera, tex: np.ndarray, ss: int = 2) -> View:
+def render_view(cam: Camera, tex: np.ndarray, ss: int = 2, lay: Layout | None = None) -> View:
     dirs, kinv = cam.pixel_rays(ss)
     H, W = cam.H, cam.W
     o = np.broadcast_to(cam.center, (H * W * ss * ss, 3)).copy()
     d = dirs.reshape(-1, 3)
-    t, n, lab = ray_cast(o, d)
+    t, n, lab = ray_cast(o, d, lay=lay)
     p = o + np.where(np.isfinite(t), t, 0)[:, None] * d
-    rgb, shadow = shade(p, n, lab, d, tex)
+    rgb, shadow = shade(p, n, lab, d, tex, lay)
     rgb = rgb.reshape(H, W, ss * ss, 3).mean(2)
     dc, kc = cam.pixel_rays(1)   # the pixel centre carries the geometry and the label
     oc = np.broadcast_to(cam.center, (H * W, 3)).copy()
-    t, n, lab = ray_cast(oc, dc.reshape(-1, 3))
+    t, n, lab = ray_cast(oc, dc.reshape(-1, 3), lay=lay)
     pc = oc + np.where(np.isfinite(t), t, 0)[:, None] * dc.reshape(-1, 3)
-    _, shadow = shade(pc, n, lab, dc.reshape(-1, 3), tex)
+    _, shadow = shade(pc, n, lab, dc.reshape(-1, 3), tex, lay)
     lab = np.where(shadow, 5, lab)
     z = ((pc - cam.center) @ cam.R.T)[:, 2] * np.isfinite(t)
     ncam = n @ cam.R.T
     return View(cam, rgb.astype(np.float32), z.reshape(H, W), ncam.reshape(H, W, 3), lab.reshape(H, W))
 
 
+def occlusion_edges(z: np.ndarray, rel_jump: float = 0.03) -> np.ndarray:
+    """Pixels next to a depth discontinuity: a relative jump > ``rel_jump`` to a 4-neighbour, or a surface pixel
+    next to background (0)."""
+    z = np.asarray(z, float)
+    out = np.zeros(z.shape, bool)
+    for ax in (0, 1):
+        a, b = np.moveaxis(z, ax, 0)[:-1], np.moveaxis(z, ax, 0)[1:]
+        jump = np.abs(a - b) > rel_jump * np.maximum(np.minimum(a, b), 1e-6)
+        jump |= (a > 0) != (b > 0)
+        o = np.moveaxis(out, ax, 0)
+        o[:-1] |= jump
+        o[1:] |= jump
+    return out & (z > 0) | ndimage.binary_dilation(out) & (z > 0)
+
+
+def smooth_noise(shape, rng: np.random.Generator, corr_px: float) -> np.ndarray:
+    """A unit-variance Gaussian random field, white noise low-passed by a Gaussian of ``corr_px`` pixels."""
+    f = ndimage.gaussian_filter(rng.standard_normal(shape), corr_px, mode="wrap")
+    return f / max(float(f.std()), 1e-12)
+
+
 def prior_depth(cam: Camera, gt_depth: np.ndarray, rng: np.random.Generator, blur_px: float,
-                bias: float = 0.02, noise: float = 0.005) -> np.ndarray:
-    """Stand-in for a Depth-Anything-3 metric depth: the scene WITHOUT the ridge (fine detail lost), blurred
-    across occlusion edges, times a low-frequency multiplicative bias, plus noise. 0 where no surface."""
+                bias: float = 0.005, noise: float = 0.003, corr_px: float | None = None,
+                lay: Layout | None = None) -> np.ndarray:
+    """Stand-in for a Depth-Anything-3 metric depth: the scene WITHOUT the ridge (fine detail lost), blurred in a
+    band of ``ceil(blur_px)`` px around occlusion edges (edges smeared, as learned priors do), times a
+    low-frequency multiplicative bias and a spatially smooth noise field (correlation ``corr_px``, default
+    ``2.5 blur_px``): learned priors are smooth, so their normals are good on smooth surfaces. 0 where no surface.
+
+    Revision (issue 52, review finding 1): the first prior blurred everywhere, used a 2 % bias and i.i.d. 0.5 %
+    per-pixel noise; finite differences at 32-48 px turned that into 9-24 deg normal errors on the very regions
+    ALR regularises."""
+    if blur_px <= 0 or bias < 0 or noise < 0:
+        raise ValueError(f"prior_depth: need blur_px > 0, bias >= 0, noise >= 0; got {blur_px}, {bias}, {noise}")
+    corr_px = 2.5 * blur_px if corr_px is None else corr_px
     H, W = cam.H, cam.W
     dirs, _ = cam.pixel_rays(1)
     o = np.broadcast_to(cam.center, (H * W, 3)).copy()
-    t, _, lab = ray_cast(o, dirs.reshape(-1, 3), ridge=False)
+    t, _, lab = ray_cast(o, dirs.reshape(-1, 3), ridge=False, lay=lay)
     pc = o + np.where(np.isfinite(t), t, 0)[:, None] * dirs.reshape(-1, 3)
     z = (((pc - cam.center) @ cam.R.T)[:, 2] * np.isfinite(t)).reshape(H, W)
     valid = (z > 0).astype(float)
     num = ndimage.gaussian_filter(z, blur_px, mode="nearest")
     den = ndimage.gaussian_filter(valid, blur_px, mode="nearest")
     zb = np.where(den > 1e-3, num / np.maximum(den, 1e-3), 0.0)
+    band = ndimage.binary_dilation(occlusion_edges(z), iterations=max(int(np.ceil(blur_px)) - 1, 0)) \
+        if blur_px > 1 else occlusion_edges(z)
+    zb = np.where(band, zb, z)
     vv, uu = np.mgrid[0:H, 0:W] / max(H, W)
     phase = rng.uniform(0, 2 * np.pi, 2)
     zb = zb * (1 + bias * np.sin(2 * np.pi * uu + phase[0]) * np.cos(np.pi * vv + phase[1]))
-    zb = zb * (1 + noise * rng.standard_normal((H, W)))
+    zb = zb * (1 + noise * smooth_noise((H, W), rng, corr_px))
     return np.where((gt_depth > 0) & (valid > 0), zb, 0.0).astype(np.float32)
 
 
 # ----------------------------------------------------------------------------------------- GT points
 
-def _meshes():
+def _meshes(lay: Layout):
     import trimesh
 
     ground = trimesh.Trimesh(vertices=[[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]], faces=[[0, 1, 2], [0, 2, 3]])
-    sphere = trimesh.creation.icosphere(subdivisions=4, radius=SPHERE_R)
-    sphere.apply_translation(SPHERE_C)
-    box = trimesh.creation.box(extents=BOX_HI - BOX_LO)
-    box.apply_translation((BOX_HI + BOX_LO) / 2)
-    ridge = trimesh.creation.box(extents=RIDGE_HI - RIDGE_LO)
-    ridge.apply_translation((RIDGE_HI + RIDGE_LO) / 2)
+    sphere = trimesh.creation.icosphere(subdivisions=4, radius=lay.sphere_r)
+    sphere.apply_translation(lay.sphere_c)
+    box = trimesh.creation.box(extents=lay.box_hi - lay.box_lo)
+    box.apply_translation((lay.box_hi + lay.box_lo) / 2)
+    ridge = trimesh.creation.box(extents=lay.ridge_hi - lay.ridge_lo)
+    ridge.apply_translation((lay.ridge_hi + lay.ridge_lo) / 2)
     return {"ground": ground, "sphere": sphere, "box": box, "ridge": ridge}
 
 
-def gt_points(cams: list[Camera], spacing: float, seed: int, tex: np.ndarray):
+def gt_points(cams: list[Camera], spacing: float, seed: int, tex: np.ndarray, lay: Layout | None = None):
     """Area-uniform GT surface samples (trimesh ``sample_surface_even``), kept only where a training camera
-    sees them (the DTU ObsMask analogue); returns points (M, 3) and their region labels (M,)."""
+    sees them (the DTU ObsMask analogue); returns points (M, 3), their region labels (M,) and the largest
+    specular term any training view sees at each (0 off the sphere): the view-dependent radiance."""
     import trimesh
 
+    lay = Layout() if lay is None else lay
     pts, labs = [], []
-    for name, mesh in _meshes().items():
+    for name, mesh in _meshes(lay).items():
         count = int(np.ceil(mesh.area / spacing ** 2))
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             logging.getLogger("trimesh").setLevel(logging.ERROR)   # it reports how many samples it kept
             p, _ = trimesh.sample.sample_surface_even(mesh, count, radius=0.7 * spacing, seed=seed)
         p = np.asarray(p, float)
         if name == "sphere":
-            p = SPHERE_C + SPHERE_R * (p - SPHERE_C) / np.linalg.norm(p - SPHERE_C, axis=1, keepdims=True)
+            p = lay.sphere_c + lay.sphere_r * (p - lay.sphere_c) / np.linalg.norm(p - lay.sphere_c, axis=1, keepdims=True)
         pts.append(p)
     pts = np.concatenate(pts)
     seen = np.zeros(len(pts), bool)
     label = np.zeros(len(pts), int)
+    on_sphere = np.abs(np.linalg.norm(pts - lay.sphere_c, axis=1) - lay.sphere_r) < 1e-6
+    sph_n = (pts - lay.sphere_c) / lay.sphere_r
+    ts, _, _ = ray_cast(pts + 1e-4 * sph_n, np.broadcast_to(LIGHT, pts.shape).copy(), lay=lay)
+    sph_lit = on_sphere & ~np.isfinite(ts)
+    spec_max = np.zeros(len(pts))
     for cam in cams:
         xc = pts @ cam.R.T + cam.t
         uv = xc @ cam.K.T
@@ -282,17 +358,19 @@ def gt_points(cams: list[Camera], spacing: float, seed: int, tex: np.ndarray):
         inside = (xc[:, 2] > 0.01) & (u >= 0) & (u < cam.W) & (v >= 0) & (v < cam.H)
         d = pts - cam.center
         dist = np.linalg.norm(d, axis=1)
-        t, n, lab = ray_cast(np.broadcast_to(cam.center, d.shape).copy(), d / dist[:, None])
+        t, n, lab = ray_cast(np.broadcast_to(cam.center, d.shape).copy(), d / dist[:, None], lay=lay)
         vis = inside & (np.abs(t - dist) < 1e-4 * dist + 1e-6)
         seen |= vis
+        spec_max = np.maximum(spec_max, specular(sph_n, d / dist[:, None], sph_lit & vis))
         label = np.where(vis, lab, label)
     # shadow: ground points that the light does not reach
     gnd = (label == 1) | (label == 2)
-    ts, _, _ = ray_cast(pts[gnd] + 1e-4 * np.array([0, 0, 1.0]), np.broadcast_to(LIGHT, (int(gnd.sum()), 3)).copy())
+    ts, _, _ = ray_cast(pts[gnd] + 1e-4 * np.array([0, 0, 1.0]), np.broadcast_to(LIGHT, (int(gnd.sum()), 3)).copy(),
+                        lay=lay)
     sh = np.zeros(len(pts), bool)
     sh[gnd] = np.isfinite(ts)
     label = np.where(sh, 5, label)
-    return pts[seen], label[seen]
+    return pts[seen], label[seen], spec_max[seen]
 
 
 @dataclass
@@ -303,24 +381,44 @@ class Scene:
     point_labels: np.ndarray
     extent: float
     footprint: float   # world size of one pixel at the scene centre (sets the F-score threshold)
+    point_specular: np.ndarray = field(default=None)   # max specular term over training views per GT point
+    layout: Layout = field(default_factory=Layout)
+    variant: int = 0
 
 
 def make_scene(size: int, n_train: int, n_test: int, seed: int = 0, texels: int = 6, ss: int = 2,
-               gt_spacing: float = 0.02, prior_blur_px: float = 1.0) -> Scene:
-    """Render the training and test views, GT points and the stand-in prior (module docstring)."""
+               gt_spacing: float = 0.02, prior_blur_px: float = 1.0, variant: int = 0) -> Scene:
+    """Render the training and test views, GT points and the stand-in prior (module docstring) of scene
+    ``variant`` (`layout`)."""
     if size < 8 or n_train < 2 or n_test < 1:
         raise ValueError(f"make_scene: need size >= 8, n_train >= 2, n_test >= 1; got {size}, {n_train}, {n_test}")
     rng = np.random.default_rng(seed)
+    lay = layout(variant)
     tex = _textures(texels)
     train_cams = ring_cameras(n_train, size, size)
     test_cams = ring_cameras(n_test, size, size, elevations=(42.0,), phase=0.37)
-    train = [render_view(c, tex, ss) for c in train_cams]
-    test = [render_view(c, tex, ss) for c in test_cams]
+    train = [render_view(c, tex, ss, lay) for c in train_cams]
+    test = [render_view(c, tex, ss, lay) for c in test_cams]
     for v in train:
-        v.prior = prior_depth(v.cam, v.depth, rng, blur_px=prior_blur_px)
-    pts, labs = gt_points(train_cams, gt_spacing, seed, tex)
+        v.prior = prior_depth(v.cam, v.depth, rng, blur_px=prior_blur_px, lay=lay)
+    pts, labs, spec = gt_points(train_cams, gt_spacing, seed, tex, lay)
     centres = np.stack([c.center for c in train_cams])
     extent = float(1.1 * np.max(np.linalg.norm(centres - centres.mean(0), axis=1)))
     cam = train_cams[0]
     footprint = float(np.linalg.norm(cam.center) / cam.K[0, 0])
-    return Scene(train, test, pts, labs, extent, footprint)
+    return Scene(train, test, pts, labs, extent, footprint, spec, lay, int(variant))
+
+
+def mono_disparity(prior: np.ndarray, rng: np.random.Generator, shift: float = 0.05) -> np.ndarray:
+    """Stand-in for a Depth-Anything-V2 relative disparity (AmbiSuR-MONO): s / Z_prior + b with an unknown
+    per-view scale s ~ U(0.5, 2) and shift b ~ U(-shift, shift) x mean(s / Z_prior); 0 where there is no prior.
+    It keeps the metric prior's shape errors (ridge lost, edges blurred) and loses its scale and offset."""
+    if shift < 0:
+        raise ValueError(f"mono_disparity: shift must be >= 0, got {shift}")
+    m = prior > 0
+    if not m.any():
+        raise ValueError("mono_disparity: the prior has no pixel > 0")
+    s = rng.uniform(0.5, 2.0)
+    disp = np.where(m, s / np.where(m, prior, 1.0), 0.0)
+    b = rng.uniform(-shift, shift) * float(disp[m].mean())
+    return np.where(m, disp + b, 0.0).astype(np.float32)
