@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.birqa import (COUNTER_EXAMPLE, PRESETS, AnchoredAdversarialTrainer, BiRQA, anchored_bound, attack,
+from icml26.birqa import (COUNTER_EXAMPLE, PRESETS, AnchoredAdversarialTrainer, BiRQA, anchored_bound, attack, attack_directed,
                           check_pair, clean_loss, feature_pyramid, ir_score, lbp_bits, lbp_codes, plcc_loss,
                           rgb_to_ycbcr, stratified_anchors)
 from icml26.birqa import data as D
@@ -317,3 +317,93 @@ def test_mixed_protocol_attacks_a_fixed_half_and_a_uniform_boost_breaks_only_the
     assert srocc(np.where(m, boosted, clean), mos) < 0.5  # the mixed one is not
     with pytest.raises(ValueError, match="at least 2"):
         mixed_mask(1)
+
+
+# --------------------------------------------------------------------------- revision: the lab's protocol, AT, AAT
+
+def test_rank_direction_is_the_labs_rule():
+    from icml26.birqa import rank_direction
+    mos = np.array([1.0, 2.0, 3.0, 3.0, 5.0, 4.5])
+    lab = (mos > mos.mean()).astype(int) * -2 + 1          # metrics_at test_kadid.py
+    assert np.array_equal(rank_direction(mos), lab.astype(float))
+    assert np.array_equal(rank_direction(mos, center=3.0), np.where(mos > 3.0, -1.0, 1.0))
+    with pytest.raises(ValueError):
+        rank_direction(np.array([1.0]))
+    with pytest.raises(ValueError):
+        rank_direction(np.array([1.0, np.nan]))
+
+
+@pytest.mark.parametrize("method", ["fgsm", "pgd", "mifgsm", "apgd"])
+def test_attack_directed_moves_each_pair_its_own_way(method):
+    w, f = _linear_scorer(1)
+    ref, dist = _pair(4, 8, noise=0.3)
+    direction = np.array([1.0, -1.0, 1.0, -1.0])
+    adv = attack_directed(f, ref, dist, 4 / 255, 4, method, direction, batch=3)
+    assert float((adv - dist).abs().max()) <= 4 / 255 + 1e-7
+    assert np.array_equal(np.sign((f(ref, adv) - f(ref, dist)).numpy()), direction)
+    with pytest.raises(ValueError, match="direction"):
+        attack_directed(f, ref, dist, 4 / 255, 2, method, [1.0, 0.0, 1.0, 1.0])
+
+
+def test_art_margin_classifier_gradient_is_the_scores():
+    pytest.importorskip("art")
+    from icml26.birqa import art_margin_classifier
+    torch.manual_seed(0)
+    m = BiRQA(levels=2, channels=4)
+    ref, dist = _pair(3, 16, noise=0.2)
+    s = torch.tensor([1.0, -1.0, 1.0])
+    f = lambda a, b: s * m(a, b, check=False)
+    g_art = art_margin_classifier(f, ref, dist).loss_gradient(dist.numpy(), np.zeros(3, dtype=int))
+    x = dist.clone().requires_grad_(True)
+    g, = torch.autograd.grad(f(ref, x).mean(), x)
+    assert np.abs(g_art - g.numpy()).max() <= 1e-5 * np.abs(g.numpy()).max()
+
+
+def test_band_batches_stay_in_a_band_and_anchors_cover_both_sides():
+    from icml26.birqa import band_anchors, band_batches
+    rng = np.random.default_rng(0)
+    order = np.arange(200)
+    batches = band_batches(order, 16, 40, rng)
+    assert len(batches) == 200 // 16
+    assert all(len(set(b)) == 16 and b.max() - b.min() < 40 for b in batches)
+    pos = np.arange(60, 124, 4)          # 16 batch pairs spread over a band of 64 (free positions between them)
+    a = band_anchors(pos, 200, 8, rng)
+    assert len(a) == 8 and (a < pos.min()).any() and (a > pos.max()).any()
+    assert not set(a) & set(pos)
+    with pytest.raises(ValueError):
+        band_batches(order, 16, 8, rng)
+    with pytest.raises(ValueError):
+        band_anchors(pos, 200, 1, rng)
+
+
+def test_at_lowers_the_adversarial_label_and_aat_trains_on_band_batches():
+    torch.manual_seed(0)
+    ref, dist = _pair(24, 16, noise=0.2)
+    y = np.linspace(-1.5, 1.5, 24)
+    for anchored in (False, True):
+        m = BiRQA(levels=2, channels=4)
+        feats = m.features(ref, dist)
+        tr = AnchoredAdversarialTrainer(m, eps=4 / 255, steps=2, anchored=anchored, n_anchors=4, label="ssim", band=12)
+        assert tr.step_size == pytest.approx(2.5 * (4 / 255) / 2)
+        log = tr.fit(ref, dist, [f.detach() for f in feats], y, epochs=2, batch=6, seed=0)
+        assert len(log.epoch_loss) == 2 and np.isfinite(log.losses).all()
+        assert (len(log.bounds) > 0) == anchored
+    with pytest.raises(ValueError, match="label"):
+        AnchoredAdversarialTrainer(BiRQA(levels=1, channels=2), eps=4 / 255, steps=1, anchored=False, label="min")
+
+
+def test_chunk_means():
+    from icml26.birqa import chunk_means
+    steps, vals = chunk_means(np.arange(20.0), 4)
+    assert np.array_equal(steps, [5, 10, 15, 20]) and np.allclose(vals, [2, 7, 12, 17])
+    with pytest.raises(ValueError):
+        chunk_means(np.arange(3.0), 4)
+
+
+def test_topiq_like_runs_and_is_a_resnet50_class_model():
+    from icml26.birqa import TopIQLike, count_parameters
+    m = TopIQLike().eval()
+    assert 20_000_000 < count_parameters(m) < 40_000_000
+    x = torch.rand(2, 3, 64, 64)
+    with torch.no_grad():
+        assert m(x, x).shape == (2,)

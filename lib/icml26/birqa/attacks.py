@@ -1,17 +1,24 @@
-"""White-box L-inf attacks on a full-reference IQA score (the robustness protocol of the chapter).
+"""White-box L-inf attacks on a full-reference IQA score, and the robustness protocol of the chapter.
 
 Protocol (pitfall 5): only the *distorted* image is perturbed, the reference stays fixed, every iterate is
 projected on the eps-ball and clamped to [0, 1], adversarial pairs keep the clean MOS as label, and the
-robust score is SROCC(f(ref, dist + delta), MOS). ``objective="boost"`` maximises the predicted quality
-(the usual metric-hacking attack), ``"reduce"`` minimises it.
+robust score is SROCC(f(ref, dist + delta), MOS). ``objective="boost"`` maximises the predicted quality,
+``"reduce"`` minimises it.
+
+**The rank-direction protocol** (:func:`rank_direction`, :func:`attack_directed`) is the one of the paper's lab
+(Antsiferova group, ``wianluna/metrics_at``, ``robust-lpips/experiments/kadid/test_kadid.py``): on KADID-10k
+each distorted image whose MOS is above the mean MOS is pushed *down*, each one at or below it *up*, and
+SROCC(attacked scores, MOS) is reported, eps in {2, 4, 6, 8, 10}/255. This is an attack on the ranking; a
+uniform boost of every pair (the earlier primary protocol of this chapter) is a near-monotone transform of the
+scores and leaves SROCC almost intact (a diagnostic now).
 
 * FGSM (Goodfellow et al. 2015): one step eps * sign(grad);
-* I-FGSM (Kurakin et al. 2017): ``steps`` steps of size alpha = eps / 4, projected (equals ART's
+* I-FGSM (Kurakin et al. 2017): ``steps`` steps of size ``alpha`` (default eps / 4), projected (equals ART's
   ``ProjectedGradientDescent`` without random start: tests);
 * PGD (Madry et al. 2018): I-FGSM from a uniform random start in the ball;
 * MI-FGSM (Dong et al. 2018): momentum mu = 1 on the L1-normalised gradient;
-* APGD-style (Croce & Hein 2020): step 2 eps, momentum 0.75, the step halved at checkpoints without
-  progress, restart from the best point -- a simplified schedule, not AutoAttack's exact one.
+* APGD (Croce & Hein 2020, Alg. 1): **ART 1.20.1's** ``AutoProjectedGradientDescent`` (step 2 eps, momentum
+  0.75, checkpoints with the rho = 0.75 rule) on a two-logit wrapper of the score (:func:`art_apgd`).
 BPDA (Athalye et al. 2018) is obtained by attacking a model whose hard LBP is run in ``"bpda"`` mode.
 """
 from __future__ import annotations
@@ -23,6 +30,8 @@ import numpy as np
 import torch
 
 ATTACKS = ("fgsm", "ifgsm", "pgd", "mifgsm", "apgd")
+UNSEEN = ("mifgsm", "apgd")
+"""Attack algorithms never used in AT/AAT training (which uses PGD in both directions)."""
 OBJECTIVES = ("boost", "reduce")
 ScoreFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -78,46 +87,90 @@ def attack(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor, eps: float,
             m = mu * m + g / g.abs().flatten(1).sum(1).clamp_min(1e-12).view(-1, 1, 1, 1)
             x = _project(x + alpha * m.sign(), dist, eps)
         return x.detach()
-    return _apgd(score_fn, ref, dist, eps, steps, sign)
+    return art_apgd(lambda r, x: sign * score_fn(r, x), ref, dist, eps, steps)
 
 
-def _apgd(score_fn, ref, dist, eps, steps, sign):
-    """APGD-style schedule (simplified): per-sample step sizes, momentum 0.75, halving without progress."""
-    n = dist.shape[0]
-    view = (-1, 1, 1, 1)
-    eta = torch.full((n,), 2.0 * eps)
-    checkpoints = sorted({max(1, int(round(steps * p))) for p in (0.22, 0.41, 0.56, 0.68, 0.78)})
-    g, s = _grad(score_fn, ref, dist, sign)
-    best_x, best_s = dist.clone(), sign * s
-    x_prev, x = dist.clone(), _project(dist + eta.view(view) * g.sign(), dist, eps)
-    improved = torch.zeros(n)
-    last_best = best_s.clone()
-    for k in range(1, steps):
-        g, s = _grad(score_fn, ref, x, sign)
-        val = sign * s
-        better = val > best_s
-        improved += better.float()
-        best_x[better], best_s[better] = x[better], val[better]
-        z = _project(x + eta.view(view) * g.sign(), dist, eps)
-        x_new = _project(x + 0.75 * (z - x) + 0.25 * (x - x_prev), dist, eps)
-        x_prev, x = x, x_new
-        if k in checkpoints:
-            stall = (improved < 0.75 * k / len(checkpoints)) | (best_s <= last_best)
-            eta = torch.where(stall, eta / 2, eta)
-            x = torch.where(stall.view(view), best_x, x)
-            improved.zero_()
-            last_best = best_s.clone()
-    g, s = _grad(score_fn, ref, x, sign)
-    better = sign * s > best_s
-    best_x[better] = x[better]
-    return best_x.detach()
-
-
-def attack_batched(score_fn, ref, dist, eps, steps, method, objective="boost", batch: int = 64, seed: int = 0):
+def attack_batched(score_fn, ref, dist, eps, steps, method, objective="boost", batch: int = 64, seed: int = 0,
+                   alpha: float | None = None):
     """`attack` over mini-batches (same result as one call for the deterministic attacks)."""
-    out = [attack(score_fn, ref[i:i + batch], dist[i:i + batch], eps, steps, method, objective, seed=seed + i)
-           for i in range(0, len(ref), batch)]
+    out = [attack(score_fn, ref[i:i + batch], dist[i:i + batch], eps, steps, method, objective, alpha=alpha,
+                  seed=seed + i) for i in range(0, len(ref), batch)]
     return torch.cat(out)
+
+
+def rank_direction(mos, center: float | None = None) -> np.ndarray:
+    """The lab's attack direction per pair (test_kadid.py: ``better_than_mean = mos > mean_mos;
+    attack_direction = better_than_mean * -2 + 1``): -1 (push the score down) where the MOS is above
+    ``center`` (default: the mean MOS of the pairs), +1 (push it up) elsewhere."""
+    mos = np.asarray(mos, dtype=float)
+    if mos.ndim != 1 or mos.size < 2 or not np.isfinite(mos).all():
+        raise ValueError(f"mos must be a finite 1-D array of at least 2 scores, got shape {mos.shape}")
+    center = float(mos.mean()) if center is None else float(center)
+    return np.where(mos > center, -1.0, 1.0)
+
+
+def attack_directed(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor, eps: float, steps: int, method: str,
+                    direction, batch: int = 64, seed: int = 0, alpha: float | None = None) -> torch.Tensor:
+    """Each pair attacked in its own direction (``direction[i]`` = +1: raise the score, -1: lower it): the
+    attack maximises ``direction * f`` (the rank-direction protocol when ``direction = rank_direction(mos)``)."""
+    direction = torch.as_tensor(np.asarray(direction, dtype=np.float32))
+    if direction.shape != (len(ref),) or not bool(((direction == 1) | (direction == -1)).all()):
+        raise ValueError(f"direction must hold one +1 or -1 per pair ({len(ref)}), got shape {tuple(direction.shape)}")
+    direction = direction.to(dist.device)
+    out = []
+    for i in range(0, len(ref), batch):
+        s_i = direction[i:i + batch]
+        out.append(attack(lambda a, b, s_i=s_i: s_i * score_fn(a, b), ref[i:i + batch], dist[i:i + batch], eps, steps,
+                          method, "boost", alpha=alpha, seed=seed + i))
+    return torch.cat(out)
+
+
+def art_margin_classifier(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor):
+    """ART's view of a score for one batch: a ``PyTorchClassifier`` whose two logits are ``(0, g(x))`` with
+    ``g(x) = f(ref, x) - f(ref, dist)`` and whose loss is the margin ``g`` itself (mean, sum or per pair). Used by
+    :func:`art_apgd`; its ``loss_gradient`` is the gradient of mean(g) (tests, check P6)."""
+    from art.estimators.classification import PyTorchClassifier
+
+    ref, dist = ref.detach(), dist.detach()
+    with torch.no_grad():
+        f0 = score_fn(ref, dist).detach()
+
+    class Margin(torch.nn.Module):
+        def forward(self, x):
+            if x.shape[0] != ref.shape[0]:
+                if x.shape[0] == 1 and not torch.is_grad_enabled():  # ART's constructor probes one dummy input
+                    return torch.zeros(1, 2, dtype=x.dtype, device=x.device)
+                raise RuntimeError("ART called the wrapper on a sub-batch: the reference would not match")
+            g = score_fn(ref, x) - f0
+            return torch.stack([torch.zeros_like(g), g], 1)
+
+    class MarginLoss(torch.nn.Module):
+        reduction = "mean"
+
+        def forward(self, logits, y):
+            g = logits[:, 1] - logits[:, 0]
+            return g if self.reduction == "none" else (g.sum() if self.reduction == "sum" else g.mean())
+
+    return PyTorchClassifier(Margin(), loss=MarginLoss(), input_shape=tuple(dist.shape[1:]), nb_classes=2,
+                             clip_values=(0.0, 1.0), device_type="gpu" if dist.device.type == "cuda" else "cpu")
+
+
+def art_apgd(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor, eps: float, steps: int) -> torch.Tensor:
+    """APGD (Croce & Hein 2020) by ART's ``AutoProjectedGradientDescent``, maximising ``score_fn``.
+
+    ART attacks classifiers: the score becomes the two logits ``(0, g(x))`` with ``g(x) = f(x) - f(dist)``, label 0,
+    and the loss ART follows is the logit margin ``g`` itself (:func:`art_margin_classifier`; no cross-entropy
+    saturation: APGD's step-size rule compares loss values). A pair counts as "misclassified", and ART keeps its
+    last iterate, once ``g > 0`` (the score rose); where it never rises ART returns its random start, as it does
+    for any classifier.
+    """
+    from art.attacks.evasion import AutoProjectedGradientDescent
+
+    clf = art_margin_classifier(score_fn, ref, dist)
+    apgd = AutoProjectedGradientDescent(clf, norm=np.inf, eps=eps, eps_step=2 * eps, max_iter=steps, targeted=False,
+                                        nb_random_init=1, batch_size=len(dist), verbose=False)
+    adv = apgd.generate(dist.detach().cpu().numpy(), y=np.zeros(len(dist), dtype=int))
+    return _project(torch.from_numpy(adv).to(dist), dist.detach(), eps).detach()
 
 
 def ir_score(eps_values, srocc_values, clean_srocc: float) -> float:

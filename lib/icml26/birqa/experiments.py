@@ -1,4 +1,5 @@
-"""What the notebook runs: data + oracle, baselines, vanilla/AT/AAT per seed, attacks, ablations, speed."""
+"""What the notebook runs: data + oracle, baselines, vanilla/AT/AAT (+ controls) per seed, the rank-direction
+robustness protocol (attacks.py), the out-of-sample anchored bound, ablations, speed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,15 +8,13 @@ import numpy as np
 import torch
 
 from . import data as D
-from .attacks import attack, attack_batched, ir_score
+from .attacks import UNSEEN, attack_batched, attack_directed, ir_score, rank_direction
+from .bound import anchored_bound, stratified_anchors
 from .features import feature_pyramid
 from .metrics import BASELINES, HIGHER_IS_WORSE, krcc, plcc, srocc
 from .model import BiRQA
 from .oracle import ensemble_mos, level_mos, oracle_components
-from .train import adversarial_finetune, grad_l1, predict, train_vanilla
-
-UNSEEN = ("mifgsm", "apgd")
-"""Attacks never used in (AT/AAT) training, which uses PGD."""
+from .train import adversarial_finetune, clean_finetune, grad_l1, predict, train_vanilla
 
 
 @dataclass
@@ -25,7 +24,6 @@ class Data:
     test: np.ndarray
     components: dict
     mos: np.ndarray          # observed (15 raters)
-    mos_true: np.ndarray
     mos_level: np.ndarray    # the level-based oracle (observed)
     z_mean: float
     z_std: float
@@ -42,20 +40,27 @@ class Data:
         return self.test[np.linspace(0, len(self.test) - 1, n).round().astype(int)]
 
 
-def build_data(cfg) -> Data:
+def build_data(cfg, device=None) -> Data:
+    """Pairs, oracle MOS, the split by source and the cached feature maps; image tensors and feature maps on
+    ``device`` (default: ``icml26.device()``, CUDA when present)."""
     kinds = list(D.DISTORTIONS)[:cfg["n_kinds"]]
     pairs = D.build_pairs(D.REFERENCES, kinds, cfg["dist_levels"], cfg["n_crops"], cfg["size"], cfg["side"], cfg["seed"])
     train, test = D.split_by_source(pairs)
     comps = oracle_components(pairs.ref, pairs.dist)
     rng = np.random.default_rng(cfg["seed"] + 7)
-    mos, true = ensemble_mos(comps, rng)
+    mos, _ = ensemble_mos(comps, rng)
     mos_lvl, _ = level_mos(pairs.ref, pairs.kind, pairs.level, rng)
     pairs.mos = mos
     ref, dist = torch.from_numpy(pairs.ref), torch.from_numpy(pairs.dist)
     with torch.no_grad():
         feats = [torch.cat(f) for f in zip(*[feature_pyramid(ref[i:i + 256], dist[i:i + 256], cfg["levels"], cfg["window"])
                                              for i in range(0, len(ref), 256)])]
-    return Data(pairs, train, test, comps, mos, true, mos_lvl, float(mos[train].mean()), float(mos[train].std()),
+    if device is None:
+        from ..seeding import device as pick
+
+        device = pick()
+    ref, dist, feats = ref.to(device), dist.to(device), [f.to(device) for f in feats]
+    return Data(pairs, train, test, comps, mos, mos_lvl, float(mos[train].mean()), float(mos[train].std()),
                 ref, dist, feats)
 
 
@@ -73,15 +78,23 @@ def score_table(scores: dict[str, np.ndarray], data: Data, idx) -> "pd.DataFrame
 def baseline_scores(data: Data, idx) -> dict[str, np.ndarray]:
     r, d = data.ref[idx], data.dist[idx]
     with torch.no_grad():
-        return {name: fn(r, d, check=False).double().numpy() for name, fn in BASELINES.items()}
+        return {name: fn(r, d, check=False).double().cpu().numpy() for name, fn in BASELINES.items()}
 
 
-def make_birqa(cfg, seed: int, **switches) -> BiRQA:
+def make_birqa(cfg, seed: int, device=None, **switches) -> BiRQA:
+    """A freshly initialised BiRQA of the preset's size (``switches``: the ablations), on ``device``
+    (default ``icml26.device()``)."""
     torch.manual_seed(seed)
     kw = dict(levels=cfg["levels"], channels=cfg["channels"], window=cfg["window"])
     if switches.pop("one_scale", False):
         kw["levels"] = 1
-    return BiRQA(**kw, **switches)
+    return BiRQA(**kw, **switches).to(device or _device())
+
+
+def _device():
+    from ..seeding import device
+
+    return device()
 
 
 ABLATION_SWITCHES = {"-CSRAM": dict(csram=False), "-SCGB": dict(scgb=False), "mean head": dict(head="mean"),
@@ -89,20 +102,26 @@ ABLATION_SWITCHES = {"-CSRAM": dict(csram=False), "-SCGB": dict(scgb=False), "me
 
 
 def train_birqa(cfg, data: Data, seed: int, epochs: int | None = None, **switches) -> tuple[BiRQA, list]:
+    """Vanilla BiRQA trained from scratch on the training pairs (``switches``: the ablations)."""
     model = make_birqa(cfg, seed, **switches)
     feats = [f[data.train] for f in data.feats][:model.levels]
-    hist = train_vanilla(model, feats, data.z(data.train), epochs or cfg["epochs"], cfg["batch"], cfg["lr"], seed)
+    y = data.z(data.train)
+    hist = train_vanilla(model, feats, y, epochs or cfg["epochs"], cfg["batch"], cfg["lr"], seed)
     return model, hist
 
 
 def fit_seed(cfg, data: Data, seed: int) -> dict:
-    """Vanilla BiRQA, then AT and AAT fine-tuned from it (matched batch), for one seed."""
+    """Vanilla BiRQA, then fine-tuned from it with the same extra epochs and batch: AT (Chistyakova et al.
+    2024's label-lowering), AAT, and the control ``more`` (vanilla + the same epochs on clean pairs)."""
     vanilla, hist = train_birqa(cfg, data, seed)
     tr = data.train
     feats = [f[tr] for f in data.feats]
-    at, at_log = adversarial_finetune(vanilla, data.ref[tr], data.dist[tr], feats, data.z(tr), False, cfg, seed)
-    aat, aat_log = adversarial_finetune(vanilla, data.ref[tr], data.dist[tr], feats, data.z(tr), True, cfg, seed)
-    return dict(vanilla=vanilla, at=at, aat=aat, history=hist, at_log=at_log, aat_log=aat_log)
+    z = data.z(tr)
+    at, at_log = adversarial_finetune(vanilla, data.ref[tr], data.dist[tr], feats, z, False, cfg, seed, label="ssim")
+    aat, aat_log = adversarial_finetune(vanilla, data.ref[tr], data.dist[tr], feats, z, True, cfg, seed)
+    more, more_hist = clean_finetune(vanilla, feats, z, cfg, seed)
+    return dict(vanilla=vanilla, at=at, aat=aat, more=more, history=hist, at_log=at_log,
+                aat_log=aat_log, more_history=more_hist)
 
 
 def clean_srocc(model, data: Data, idx=None) -> float:
@@ -110,44 +129,76 @@ def clean_srocc(model, data: Data, idx=None) -> float:
     return srocc(predict(model, data.ref[idx], data.dist[idx]).numpy(), data.mos[idx])
 
 
-def robust_eval(model, data: Data, cfg, attacks=None, eps_sweep: bool = True, bpda: bool = False) -> dict:
-    """SROCC under each attack (boost, eps_main/255) on the attack subset; optionally the I-FGSM eps sweep,
-    the IR-score, BPDA through hard LBP and ||grad f||_1."""
+def permuted_srocc(model, data: Data, seed: int = 0) -> float:
+    """SROCC of the model's test scores given to a random permutation of the test pairs: a metric that knows
+    nothing about each pair's quality, by construction (SROCC ~ 0 +- 1/sqrt(n)): the foil of the positive
+    controls of clean-accuracy tests."""
+    idx = data.test
+    p = predict(model, data.ref[idx], data.dist[idx]).numpy()
+    return srocc(p[np.random.default_rng(seed + 99).permutation(len(p))], data.mos[idx])
+
+
+def _alpha(eps: float, steps: int) -> float:
+    """Step of the iterative evaluation attacks: 2.5 eps / steps (Madry et al. 2018's travel)."""
+    return 2.5 * eps / steps
+
+
+def robust_eval(model, data: Data, cfg, attacks=None, eps_scale: float = 1.0, sweep: bool = False,
+                diagnostics: bool = False, bpda: bool = False) -> dict:
+    """The rank-direction protocol (attacks.py) on the attack subset of test pairs: SROCC(attacked, MOS) under
+    each attack at eps_main / 255 (times ``eps_scale``), each pair's |y^_adv - z| (z-scored MOS units) and
+    the attacked predictions; optionally the eps sweep of ``sweep_attack`` (eps_list, the lab's grid), the
+    uniform-boost and mixed-half diagnostics, BPDA through the hard LBP, and ||grad f||_1.
+
+    ``eps_scale`` < 1 is the positive control of the robustness claims: attacking ``f`` with budget
+    ``eps_scale * eps`` is attacking ``f_c(ref, x) = f(ref, dist + (x - dist) * eps_scale)`` with budget eps
+    (up to the [0, 1] clamp), a model made 1 / eps_scale times less sensitive to the perturbation by construction."""
     idx = data.attack_subset(cfg["n_attack"])
-    r, d, mos = data.ref[idx], data.dist[idx], data.mos[idx]
+    r, d, mos, z = data.ref[idx], data.dist[idx], data.mos[idx], data.z(idx)
     score = lambda a, b: model(a, b, check=False)
+    direction = rank_direction(mos)
     p_clean = predict(model, r, d).numpy()
-    out = {"clean": srocc(p_clean, mos)}
-    eps = cfg["eps_main"] / 255
-    half = mixed_mask(len(idx))
+    out = {"clean": srocc(p_clean, mos), "clean_err": np.abs(p_clean - z), "p_clean": p_clean}
+    eps = cfg["eps_main"] / 255 * eps_scale
+    worst = np.abs(p_clean - z)
     for name in attacks or cfg["attacks"]:
         steps = 1 if name == "fgsm" else cfg["attack_steps"]
-        adv = attack_batched(score, r, d, eps, steps, name, "boost", cfg["attack_batch"])
+        adv = attack_directed(score, r, d, eps, steps, name, direction, cfg["attack_batch"], alpha=_alpha(eps, steps))
         p = predict(model, r, adv).numpy()
         out[name] = srocc(p, mos)
-        out[name + ":shift"] = float(np.mean(p - p_clean))
-        out[name + ":mixed"] = srocc(np.where(half, p, p_clean), mos)
-    if eps_sweep:
-        sweep = {}
+        out[name + ":p"] = p
+        worst = np.maximum(worst, np.abs(p - z))
+    out["err"] = worst                       # per pair: the largest |y^ - z| over the attacks (and clean)
+    out["max_err"] = float(worst.max())
+    out["p95_err"] = float(np.quantile(worst, 0.95))
+    if sweep:
+        out["sweep"] = {}
         for e in cfg["eps_list"]:
-            if e == cfg["eps_main"] and "ifgsm" in out:
-                sweep[e] = out["ifgsm"]
-                continue
-            adv = attack_batched(score, r, d, e / 255, cfg["attack_steps"], "ifgsm", "boost", cfg["attack_batch"])
-            sweep[e] = srocc(predict(model, r, adv).numpy(), mos)
-        out["sweep"] = sweep
-        out["ir_score"] = ir_score([e / 255 for e in sweep], list(sweep.values()), out["clean"])
+            s_e = e / 255 * eps_scale
+            adv = attack_directed(score, r, d, s_e, cfg["attack_steps"], cfg["sweep_attack"], direction,
+                                  cfg["attack_batch"], alpha=_alpha(s_e, cfg["attack_steps"]))
+            out["sweep"][e] = srocc(predict(model, r, adv).numpy(), mos)
+        out["ir_score"] = ir_score([e / 255 for e in out["sweep"]], list(out["sweep"].values()), out["clean"])
+    if diagnostics:
+        adv = attack_batched(score, r, d, eps, cfg["attack_steps"], "ifgsm", "boost", cfg["attack_batch"],
+                             alpha=_alpha(eps, cfg["attack_steps"]))
+        p = predict(model, r, adv).numpy()
+        out["boost"] = srocc(p, mos)
+        out["boost:shift"] = float(np.mean(p - p_clean))
+        out["boost:mixed"] = srocc(np.where(mixed_mask(len(idx)), p, p_clean), mos)
+        g = grad_l1(model, r, d)
+        # first-order model of the rank-direction attack: y^ + direction * eps * ||grad f||_1 (attacks.py, T6)
+        out["first_order"] = srocc(p_clean + direction * eps * g, mos)
+        out["first_order_boost"] = srocc(p_clean + eps * g, mos)
     if bpda:
-        out.update(bpda_eval(model, data, cfg, idx))
+        out.update(bpda_eval(model, data, cfg, idx, direction))
     out["grad_l1"] = float(grad_l1(model, r, d).mean())
     return out
 
 
 def mixed_mask(n: int, seed: int = 0) -> np.ndarray:
-    """The *mixed* protocol's attacked half: a fixed random half of the ``n`` attack-subset pairs (the same
-    pairs for every model and seed). Only those are boosted; the others keep their clean scores, so a uniform
-    boost, which leaves an all-attacked ranking intact, moves the attacked pairs past the clean ones, as when
-    one method's outputs are tuned against the metric and then ranked against everyone else's."""
+    """The *mixed* diagnostic's attacked half: a fixed random half of the ``n`` attack-subset pairs (the same
+    pairs for every model and seed). Only those are boosted; the others keep their clean scores."""
     if n < 2:
         raise ValueError(f"the mixed protocol needs at least 2 pairs, got {n}")
     mask = np.zeros(n, dtype=bool)
@@ -155,65 +206,70 @@ def mixed_mask(n: int, seed: int = 0) -> np.ndarray:
     return mask
 
 
-def rank_attack(model, data: Data, cfg) -> float:
-    """I-FGSM at eps_main that *boosts* the pairs whose MOS is below the median and *reduces* the others: an
-    attacker aiming at the ranking itself (never used in training, so an unseen attack for AT and AAT). For
-    vanilla it is the negative control of the budget (N1); AAT - vanilla under it is C3r. SROCC after it."""
-    idx = data.attack_subset(cfg["n_attack"])
-    r, d, mos = data.ref[idx], data.dist[idx], data.mos[idx]
-    sgn = torch.where(torch.from_numpy(mos < np.median(mos)), 1.0, -1.0)
-    out = []
-    for i in range(0, len(idx), cfg["attack_batch"]):
-        sl = slice(i, i + cfg["attack_batch"])
-        s_i = sgn[sl]
-        out.append(attack(lambda a, b: s_i * model(a, b, check=False), r[sl], d[sl], cfg["eps_main"] / 255,
-                          cfg["attack_steps"], "ifgsm", "boost"))
-    return srocc(predict(model, r, torch.cat(out)).numpy(), mos)
+def out_of_sample_bound(model, data: Data, cfg, res: dict, seed: int = 0):
+    """The anchored bound (B) used *out of sample*: MOS-stratified anchors from the **training** pairs with
+    their clean predictions, the attacked **test** pairs (each pair's worst prediction over the attacks of
+    ``res``, from `robust_eval`). Returns the `BoundCheck` (per pair: error, bound, coverage)."""
+    rng = np.random.default_rng(seed + 5)
+    a = data.train[stratified_anchors(data.mos[data.train], cfg["n_anchors"], rng)]
+    p_a = predict(model, data.ref[a], data.dist[a]).numpy()
+    z = data.z(data.attack_subset(cfg["n_attack"]))
+    preds = np.stack([res[k + ":p"] for k in cfg["attacks"]])
+    worst = preds[np.abs(preds - z).argmax(0), np.arange(len(z))]
+    return anchored_bound(z, worst, data.z(a), p_a, cfg["lam"], warn=False)
 
 
-def bpda_eval(model, data: Data, cfg, idx) -> dict:
-    """Gradient-masking check: the model evaluated with *hard* LBP, attacked (a) naively through the hard
-    LBP (zero gradient in that branch), (b) with BPDA (hard forward, soft backward); and (c) the soft
-    model attacked through soft LBP, for reference."""
+def bpda_eval(model, data: Data, cfg, idx, direction) -> dict:
+    """Gradient-masking check under the rank-direction I-FGSM: the model evaluated with *hard* LBP, attacked
+    (a) naively through the hard LBP (zero gradient in that branch), (b) with BPDA (hard forward, soft
+    backward); the soft model attacked through soft LBP is `robust_eval`'s ``ifgsm``."""
     r, d, mos = data.ref[idx], data.dist[idx], data.mos[idx]
     eps, steps, old = cfg["eps_main"] / 255, cfg["attack_steps"], model.lbp
     res = {}
     try:
         for label, mode in (("naive_hard", "hard"), ("bpda", "bpda")):
             model.lbp = mode
-            adv = attack_batched(lambda a, b: model(a, b, check=False), r, d, eps, steps, "ifgsm", "boost", cfg["attack_batch"])
+            adv = attack_directed(lambda a, b: model(a, b, check=False), r, d, eps, steps, "ifgsm", direction,
+                                  cfg["attack_batch"], alpha=_alpha(eps, steps))
             model.lbp = "hard"
             res[label] = srocc(predict(model, r, adv).numpy(), mos)
         model.lbp = "hard"
         res["hard_clean"] = srocc(predict(model, r, d).numpy(), mos)
+        model.lbp = "soft"
+        adv = attack_directed(lambda a, b: model(a, b, check=False), r, d, eps, steps, "ifgsm", direction,
+                              cfg["attack_batch"], alpha=_alpha(eps, steps))
+        res["soft_ifgsm"] = srocc(predict(model, r, adv).numpy(), mos)
     finally:
         model.lbp = old
     return res
 
 
-def speed(cfg, models: dict | None = None, threads: int | None = None) -> dict:
-    """Best forward time (s) on one ``speed_side``^2 pair of BiRQA-small (features included), the LPIPS-VGG16
-    architecture and ``models`` (name -> callable(ref, dist)), interleaved, on ``speed_threads`` torch threads
-    (restored afterwards)."""
+def speed(cfg, models: dict | None = None, threads: int | None = None, side: int | None = None) -> dict:
+    """Best forward time (s) on one ``side``^2 pair (default ``speed_side``), on the CPU, interleaved, on
+    ``speed_threads`` torch threads (restored afterwards): BiRQA-small (the chapter's size, features included),
+    BiRQA at the brief's size (C = 32, L = 4), the LPIPS-VGG16 architecture, a TOPIQ-like network (ResNet-50
+    trunk + cross-scale attention; the paper's "previous SOTA" class) and ``models`` (name -> callable(ref, dist))."""
     from ..timing import interleaved_best
-    from .model import LPIPSVGG16
+    from .model import LPIPSVGG16, TopIQLike
 
     threads = threads or cfg["speed_threads"]
     old = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         g = torch.Generator().manual_seed(0)
-        s = cfg["speed_side"]
+        s = side or cfg["speed_side"]
         ref = torch.rand(1, 3, s, s, generator=g)
         dist = (ref + 0.05 * torch.randn(ref.shape, generator=g)).clamp(0, 1)
+        cpu = torch.device("cpu")
+        ours = make_birqa(cfg, 0, device=cpu).eval()
         torch.manual_seed(0)
-        ours, vgg = make_birqa(cfg, 0).eval(), LPIPSVGG16().eval()
+        brief = BiRQA(levels=4, channels=32, window=cfg["window"]).eval()
+        vgg, topiq = LPIPSVGG16().eval(), TopIQLike().eval()
         with torch.no_grad():
-            fns = {"BiRQA-small": lambda: ours(ref, dist), "LPIPS-VGG16 arch": lambda: vgg(ref, dist)}
+            fns = {"BiRQA-small": lambda: ours(ref, dist), "BiRQA (C=32, L=4)": lambda: brief(ref, dist),
+                   "LPIPS-VGG16 arch": lambda: vgg(ref, dist), "TOPIQ-like arch": lambda: topiq(ref, dist)}
             for name, fn in (models or {}).items():
                 fns[name] = (lambda f: lambda: f(ref, dist))(fn)
-            for f in fns.values():
-                f()
             best = interleaved_best(fns, cfg["speed_rounds"])
     finally:
         torch.set_num_threads(old)

@@ -44,7 +44,7 @@ def ms_ssim(ref, dist, window: int = 7, scales: int = 3, check: bool = True):
 
     if check:
         check_pair(ref, dist, scales, window)
-    w = torch.tensor(MS_SSIM_WEIGHTS[:scales]) / sum(MS_SSIM_WEIGHTS[:scales])
+    w = torch.tensor(MS_SSIM_WEIGHTS[:scales], device=ref.device) / sum(MS_SSIM_WEIGHTS[:scales])
     a, b, out = _luma(ref), _luma(dist), 1.0
     for s in range(scales):
         mu_a, mu_b, va, vb, cov = local_stats(a, b, window, pad=False)

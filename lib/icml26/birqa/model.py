@@ -2,6 +2,9 @@
 and the LPIPS-VGG16 architecture (timing only: LPIPS' weights cannot be downloaded here; weights do not
 change the time).
 
+TopIQLike: a TOPIQ-class architecture (ResNet-50 trunk + top-down cross-attention), the speed peer of the
+paper's "previous SOTA" (timing only).
+
 BiRQA = feature pyramid (features.py) -> per-level depthwise-separable encoders -> CSRAM (bottom-up,
 fine -> coarse: gated residual, strength ``softplus`` x confidence ``sigmoid``) -> SCGB (top-down, coarse ->
 fine: spatial cross-gating) -> RAH (GeM pooling per level, softmax reliabilities, convex mix of per-level
@@ -210,8 +213,64 @@ class LPIPSVGG16(nn.Module):
         return d.view(-1)
 
 
+class Bottleneck(nn.Module):
+    """ResNet bottleneck block (He et al. 2016): 1x1 reduce, 3x3 (stride), 1x1 expand x4, BatchNorm, residual."""
+
+    def __init__(self, c_in: int, width: int, stride: int = 1):
+        super().__init__()
+        c_out = 4 * width
+        self.body = nn.Sequential(nn.Conv2d(c_in, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                                  nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                                  nn.Conv2d(width, c_out, 1, bias=False), nn.BatchNorm2d(c_out))
+        self.skip = (nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+                     if stride != 1 or c_in != c_out else nn.Identity())
+
+    def forward(self, x):
+        return F.relu(self.body(x) + self.skip(x))
+
+
+class TopIQLike(nn.Module):
+    """A TOPIQ-class FR network in plain torch, randomly initialised (timing only: TOPIQ's weights cannot be
+    downloaded; weights do not change the time). TOPIQ (Chen et al. 2024) runs a ResNet-50 on the reference and
+    the distorted image and propagates coarse semantics top-down with cross-attention over multi-scale
+    features. Here: the ResNet-50 trunk (3, 4, 6, 3 bottlenecks) on both images; per stage, [f_ref, f_dist,
+    f_ref - f_dist] reduced to ``dim`` by a 1x1 convolution; queries from the coarsest stage attend to each finer
+    stage in turn (``nn.MultiheadAttention``, 4 heads); mean-pooled queries -> MLP -> score. Our stand-in of the
+    architecture class, not TOPIQ's exact layers."""
+
+    def __init__(self, dim: int = 256, blocks: tuple[int, ...] = (3, 4, 6, 3)):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True),
+                                  nn.MaxPool2d(3, 2, 1))
+        stages, c = [], 64
+        for i, n in enumerate(blocks):
+            width = 64 * 2 ** i
+            layers = [Bottleneck(c, width, 1 if i == 0 else 2)] + [Bottleneck(4 * width, width) for _ in range(n - 1)]
+            stages.append(nn.Sequential(*layers))
+            c = 4 * width
+        self.stages = nn.ModuleList(stages)
+        self.reduce = nn.ModuleList(nn.Conv2d(3 * 256 * 2 ** i, dim, 1) for i in range(len(blocks)))
+        self.attn = nn.ModuleList(nn.MultiheadAttention(dim, 4, batch_first=True) for _ in range(len(blocks) - 1))
+        self.head = nn.Sequential(nn.Linear(dim, dim // 2), nn.GELU(), nn.Linear(dim // 2, 1))
+
+    def _trunk(self, x):
+        out, x = [], self.stem(x)
+        for stage in self.stages:
+            x = stage(x)
+            out.append(x)
+        return out
+
+    def forward(self, ref, dist):
+        tokens = [red(torch.cat((a, b, a - b), 1)).flatten(2).transpose(1, 2)
+                  for red, a, b in zip(self.reduce, self._trunk(ref), self._trunk(dist))]
+        q = tokens[-1]
+        for attn, kv in zip(self.attn, reversed(tokens[:-1])):
+            q = q + attn(q, kv, kv, need_weights=False)[0]
+        return self.head(q.mean(1)).view(-1)
+
+
 def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-__all__ = ["BiRQA", "CSRAM", "DeepFRScratch", "GeM", "HEADS", "LPIPSVGG16", "SCGB", "check_pair", "count_parameters"]
+__all__ = ["BiRQA", "CSRAM", "DeepFRScratch", "GeM", "HEADS", "LPIPSVGG16", "SCGB", "TopIQLike", "check_pair", "count_parameters"]
