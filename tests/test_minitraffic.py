@@ -164,3 +164,91 @@ def test_metrics_mask_low_targets():
     m = np.ones_like(y, bool)
     out = mt.metrics(pred, y, m)
     assert out["MAE@30 min"] == pytest.approx(2.0) and out["MAPE@30 min"] == pytest.approx(4.0)
+
+
+def test_masked_tokens_take_neighbours_from_visible_tokens_only():
+    torch.manual_seed(0)
+    model = mt.MiniTraffic(T=18, H=6, d=16, d_ff=32, layers=1, heads=2, graph_heads=2, k=6).eval()
+    B, R, D = 2, 4, 3
+    x = 60 + torch.randn(B, R * D, 18)
+    groups = torch.arange(R).repeat_interleave(D)
+    mask = mt.random_mask(B, groups, model.np, 0.4, torch.Generator().manual_seed(1))
+    # the mask is shared by every replica of a road
+    assert torch.equal(mask.view(B, R, D, -1), mask.view(B, R, D, -1)[:, :, :1].expand(B, R, D, -1))
+    captured = {}
+    orig = mt.model.knn_graph
+
+    def spy(z, k, valid=None, query=None):
+        idx = orig(z, k, valid=valid, query=query)
+        captured.update(idx=idx, valid=valid)
+        return idx
+
+    mt.model.knn_graph = spy
+    try:
+        model.encode(x, mask=mask)
+    finally:
+        mt.model.knn_graph = orig
+    idx, valid = captured["idx"], captured["valid"]
+    flat_mask = mask.reshape(B, -1)
+    assert torch.equal(valid, ~flat_mask)
+    src_masked = torch.gather(flat_mask, 1, idx.reshape(B, -1))
+    assert not src_masked.any()                       # no masked token is anyone's neighbour
+    # masked tokens of different channels at one patch choose different neighbours (channel-aware query)
+    b, p = 0, int(flat_mask[0].view(R * D, -1).any(0).nonzero()[0])
+    chans = flat_mask[b].view(R * D, -1)[:, p].nonzero().flatten()
+    rows = idx[b].view(R * D, -1, idx.shape[-1])[chans, p]
+    if len(chans) > D:                                # masked tokens of two roads
+        assert not all(torch.equal(rows[0], r) for r in rows[D:])
+
+
+def test_info_nce_ignores_invalid_tokens():
+    z = torch.randn(1, 12, 8, generator=torch.Generator().manual_seed(0))
+    labels = torch.arange(12) // 3
+    valid = torch.ones(1, 12, dtype=torch.bool)
+    valid[0, 9:] = False
+    z2 = z.clone()
+    z2[0, 9:] = torch.randn(3, 8)                     # changing invalid tokens changes nothing
+    a = mt.info_nce(z, labels, valid=valid)
+    b = mt.info_nce(z2, labels, valid=valid)
+    assert torch.allclose(a, b)
+    assert torch.allclose(mt.info_nce(z[:, :9], labels[:9]), a)
+
+
+def test_knn_graph_validates_valid_mask():
+    z = torch.randn(1, 6, 4)
+    with pytest.raises(ValueError):
+        mt.knn_graph(z, 3, valid=torch.tensor([[True, True, True, False, False, False]]))
+    with pytest.raises(ValueError):
+        mt.knn_graph(z, 2, valid=torch.ones(1, 5, dtype=torch.bool))
+
+
+def test_pems_files_road_is_lane_mean_and_split():
+    data = mt.load_pems()
+    assert data.lane.shape == (43, 28, 288) and data.road.shape == (8, 28, 288)
+    assert mt.road_lane_mean_error(data) < 1e-9
+    assert np.isfinite(data.lane).all() and np.isfinite(data.road40).all()
+    target = mt.RealTarget(data)
+    assert all(data.weekday[d] for d in target.train_days(2))             # few-shot days are weekdays
+    assert max(target.train_days(19)) < min(target.val_days) < min(target.test_days)
+    assert len(set(data.pemsf_index)) == 40                               # PeMSF lanes: 40 distinct PeMS lanes
+    shuffled = target.sources(shuffle_seed=0)[0]
+    assert np.allclose(np.sort(shuffled, 1), np.sort(target.sources()[0], 1))   # same values, new order
+    with pytest.raises(ValueError):
+        target.train_days(15)
+
+
+def test_pretraining_lowers_reconstruction_loss_and_finetune_keeps_best_epoch():
+    cfg = dict(mt.PRESETS["smoke"], d=16, d_ff=32, layers=1, pretrain_epochs=4, pretrain_stride=96,
+               finetune_epochs=3, max_epoch_steps=2, test_stride=48)
+    target = mt.RealTarget()
+    model, curve = mt.pretrain(cfg, target.sources()[:6], seed=0)
+    assert curve["rec"][-1] < curve["rec"][0]
+    _, fc = mt.finetune(model, target, target.train_days(1), cfg, seed=0)
+    assert np.all(np.diff(fc["best_val_mae"]) <= 0) and fc["best_val_mae"][-1] == fc["val_mae"].min()
+
+
+def test_same_road_share_chance_level():
+    lane_road = np.repeat(np.arange(3), [2, 3, 1])
+    # a token's other tokens: 6 lanes x 2 patches - 1; same road: lanes of its road x 2 - 1
+    expected = np.mean([(2 * 2 - 1) / 11] * 2 + [(3 * 2 - 1) / 11] * 3 + [(1 * 2 - 1) / 11])
+    assert abs(mt.same_road_chance(lane_road, 2) - expected) < 1e-12

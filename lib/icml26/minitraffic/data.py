@@ -40,6 +40,14 @@ class Target:
     n_val: int
     n_test: int
 
+    @property
+    def n_lanes(self) -> int:
+        return self.corridor.n_lanes
+
+    @property
+    def n_roads(self) -> int:
+        return self.corridor.n_roads
+
     def lane(self, day: int) -> np.ndarray:
         return fill_missing(self.days[day].lane_speed)
 

@@ -1,4 +1,4 @@
-"""The contrastive clustering graph (paper Sec. 3.3): a kNN graph in a learned cosine space over one
+"""The contrastive clustering graph (paper Sec. 3.3, per secondary notes): a kNN graph in a learned cosine space over one
 sample's (channel, patch) tokens, graph attention on its edges only, and the InfoNCE loss that shapes
 the space.
 
@@ -20,17 +20,29 @@ import torch.nn.functional as F
 from torch import nn
 
 
-def knn_graph(z: torch.Tensor, k: int) -> torch.Tensor:
-    """Indices ``(B, N, k)`` of each token's k most cosine-similar other tokens (self excluded)."""
+def knn_graph(z: torch.Tensor, k: int, valid: torch.Tensor | None = None, query: torch.Tensor | None = None) -> torch.Tensor:
+    """Indices ``(B, N, k)`` of each token's k most cosine-similar other tokens (self excluded).
+
+    ``valid (B, N)``: the tokens that may be neighbours (sources); in masked pre-training the visible ones,
+    so a masked token receives messages from visible tokens only and is never a source itself.
+    ``query (B, N, d)``: the vectors that choose the neighbours (default ``z``)."""
     if z.ndim != 3:
         raise ValueError(f"knn_graph expects (batch, tokens, dim), got shape {tuple(z.shape)}")
     n = z.shape[1]
     if not 1 <= k < n:
         raise ValueError(f"k must satisfy 1 <= k < N_tok = {n}, got {k}")
+    q = z if query is None else query
+    if q.shape != z.shape:
+        raise ValueError(f"query must have the shape of z {tuple(z.shape)}, got {tuple(q.shape)}")
     with torch.no_grad():
-        zn = F.normalize(z, dim=-1)
-        sim = zn @ zn.transpose(1, 2)
+        sim = F.normalize(q, dim=-1) @ F.normalize(z, dim=-1).transpose(1, 2)
         sim.diagonal(dim1=1, dim2=2).fill_(-float("inf"))
+        if valid is not None:
+            if valid.shape != z.shape[:2]:
+                raise ValueError(f"valid must be (batch, tokens) = {tuple(z.shape[:2])}, got {tuple(valid.shape)}")
+            if int(valid.sum(1).min()) < k + 1:
+                raise ValueError(f"k={k} needs at least k + 1 valid tokens per sample, got {int(valid.sum(1).min())}")
+            sim = sim.masked_fill(~valid.unsqueeze(1), -float("inf"))
         return sim.topk(k, dim=-1).indices
 
 
@@ -74,12 +86,15 @@ class DenseTokenAttention(nn.Module):
         super().__init__()
         self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
 
-    def forward(self, h: torch.Tensor, idx=None) -> torch.Tensor:
-        return self.attn(h, h, h, need_weights=False)[0]
+    def forward(self, h: torch.Tensor, idx=None, valid: torch.Tensor | None = None) -> torch.Tensor:
+        pad = None if valid is None else ~valid                  # masked tokens are no keys (as in the kNN graph)
+        return self.attn(h, h, h, key_padding_mask=pad, need_weights=False)[0]
 
 
-def info_nce(z: torch.Tensor, labels: torch.Tensor, temperature: float = 0.5) -> torch.Tensor:
-    """NT-Xent InfoNCE over the tokens of each sample: ``z (B, N, d)``, ``labels (N,)`` or ``(B, N)``."""
+def info_nce(z: torch.Tensor, labels: torch.Tensor, temperature: float = 0.5,
+             valid: torch.Tensor | None = None) -> torch.Tensor:
+    """NT-Xent InfoNCE over the tokens of each sample: ``z (B, N, d)``, ``labels (N,)`` or ``(B, N)``;
+    ``valid (B, N)``: the tokens that take part (anchors, positives and negatives; masked tokens are left out)."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     if z.ndim == 2:
@@ -93,6 +108,9 @@ def info_nce(z: torch.Tensor, labels: torch.Tensor, temperature: float = 0.5) ->
     eye = torch.eye(N, dtype=torch.bool, device=z.device).unsqueeze(0)
     pos = same & ~eye
     neg = ~same
+    if valid is not None:
+        both = valid.unsqueeze(2) & valid.unsqueeze(1)
+        pos, neg = pos & both, neg & both
     if not pos.any():
         raise ValueError("info_nce: no positive pairs (every label is unique)")
     # log( exp(s_ip) + sum_n exp(s_in) ) for every (i, p), stable

@@ -1,4 +1,4 @@
-"""MiniTraffic (paper Sec. 3, Fig. 2): adaptive head -> RevIN -> patches -> (mask) -> contrastive kNN
+"""MiniTraffic (paper Sec. 3, Fig. 2, per secondary notes; the camera-ready was not read): adaptive head -> RevIN -> patches -> (mask) -> contrastive kNN
 graph attention over (channel, patch) tokens -> channel-independent PatchTST encoder -> heads.
 
 Shapes: input ``x (B, C, T)`` speeds, C channels (roads x FDA replicas in pre-training, lanes in lane
@@ -115,7 +115,7 @@ class MiniTraffic(nn.Module):
     def patchify(self, x):
         return x.unfold(-1, self.P, self.S)                       # (B, C, n_p, P)
 
-    def _released_mixer(self, patches, training_rng=None):
+    def _released_mixer(self, patches):
         """KMeans(5) over (batch x patch) tokens, kNN(5) inside clusters, GATConv, ELU, Linear (the code)."""
         from sklearn.cluster import KMeans
 
@@ -139,13 +139,22 @@ class MiniTraffic(nn.Module):
         out = self.rel_out(F.elu(self.rel_gat(tokens, edge)))
         return out.view(B, n_p, C, P).permute(0, 2, 1, 3)
 
-    def encode(self, x, mask=None, groups=None, generator=None):
-        """x (B, C, T) -> token states (B, C, n_p, d), the projections (B, C*n_p, d_g), and RevIN applied."""
+    def encode(self, x, mask=None, generator=None):
+        """x (B, C, T) -> token states (B, C, n_p, d) and the projections g (B, C*n_p, d_g) (RevIN inside).
+
+        With a pre-training ``mask (B, C, n_p)`` the kNN graph is built over the **visible** tokens: every
+        token's neighbours are visible tokens, so a masked token (``mask_token + pos``, identical across
+        channels) gets its road's and other roads' information and is never a neighbour itself. A masked
+        token chooses its neighbours with its channel's mean visible projection (its own projection is the
+        same in every channel, so it would pick the same neighbours for every channel)."""
         if x.ndim != 3 or x.shape[-1] != self.T:
             raise ValueError(f"expected input (batch, channels, T={self.T}), got {tuple(x.shape)}")
         if torch.isnan(x).any():
             raise ValueError("input contains NaN: fill missing readings (the data module forward-fills) first")
         B, C, _ = x.shape
+        n_tok = C * self.np
+        if self.graph == "knn" and not self.released_code and self.k >= n_tok:
+            raise ValueError(f"k={self.k} needs more than k tokens per sample, got {C} channels x {self.np} patches")
         x = self.revin.norm(x)
         x = x + self.adaptive(x)
         patches = self.patchify(x)
@@ -156,11 +165,21 @@ class MiniTraffic(nn.Module):
         if mask is not None:
             z = torch.where(mask.unsqueeze(-1), self.mask_token.expand_as(z), z)
         z = z + self.pos
-        tokens = z.reshape(B, C * self.np, self.d)
+        tokens = z.reshape(B, n_tok, self.d)
         g = self.proj(tokens)
         if not self.released_code and self.graph != "none":
-            idx = knn_graph(g, min(self.k, C * self.np - 1)) if self.graph == "knn" else None
-            tokens = self.mix_norm(tokens + self.mix(tokens, idx))
+            valid = None if mask is None else ~mask.reshape(B, n_tok)
+            if self.graph == "knn":
+                query = None
+                if mask is not None:
+                    gc = g.view(B, C, self.np, -1)
+                    vis = (~mask).unsqueeze(-1).to(g.dtype)
+                    chan = (gc * vis).sum(2, keepdim=True) / vis.sum(2, keepdim=True).clamp(min=1.0)
+                    query = torch.where(mask.unsqueeze(-1), chan.expand_as(gc), gc).reshape(B, n_tok, -1)
+                idx = knn_graph(g, self.k, valid=valid, query=query)
+                tokens = self.mix_norm(tokens + self.mix(tokens, idx))
+            else:
+                tokens = self.mix_norm(tokens + self.mix(tokens, valid=valid))
         h = tokens.view(B * C, self.np, self.d)
         for layer in self.encoder:
             h = layer(h)
@@ -183,7 +202,7 @@ class MiniTraffic(nn.Module):
         if nce_weight > 0:
             C = x.shape[1]
             labels = (groups.view(C, 1) * self.np + torch.arange(self.np).view(1, self.np)).reshape(-1)
-            loss_nce = info_nce(g, labels, temperature)
+            loss_nce = info_nce(g, labels.to(g.device), temperature, valid=~mask.reshape(x.shape[0], -1))
         return loss_rec + nce_weight * loss_nce, loss_rec.detach(), loss_nce.detach()
 
     def head_parameters(self):
@@ -201,3 +220,30 @@ def random_mask(batch: int, groups: torch.Tensor, n_p: int, ratio: float, genera
 
 def count_params(model: nn.Module) -> int:
     return int(sum(p.numel() for p in model.parameters()))
+
+
+@torch.no_grad()
+def same_road_share(model: MiniTraffic, x: torch.Tensor, lane_road) -> float:
+    """The contrastive graph's road-lane structure ("captures road-lane correlations", F7): over windows
+    ``x (B, lanes, T)``, the share of a lane token's k graph neighbours that are tokens of a lane of the same
+    road (other lanes of that road, or the lane itself at another patch). Chance level: `same_road_chance`."""
+    if model.graph != "knn" or model.released_code:
+        raise ValueError("same_road_share needs the paper-mode kNN graph")
+    model.eval()
+    dev = next(model.parameters()).device
+    x = x.to(dev)
+    B, C, _ = x.shape
+    xn = model.revin.norm(x)
+    xn = xn + model.adaptive(xn)
+    z = model.embed(model.patchify(xn)) + model.pos
+    g = model.proj(z.reshape(B, C * model.np, model.d))
+    idx = knn_graph(g, model.k)
+    road = torch.as_tensor(np.asarray(lane_road), device=dev).repeat_interleave(model.np)     # token -> road
+    return float((road[idx] == road.view(1, -1, 1)).float().mean())
+
+
+def same_road_chance(lane_road, n_p: int) -> float:
+    """The share `same_road_share` has for neighbours drawn at random among the other tokens."""
+    lane_road = np.asarray(lane_road)
+    counts = np.bincount(lane_road)[lane_road]            # lanes of each lane's road
+    return float(np.mean((counts * n_p - 1) / (len(lane_road) * n_p - 1)))

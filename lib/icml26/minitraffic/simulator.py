@@ -1,7 +1,9 @@
 """Lane-level corridor traffic from a maintained mesoscopic simulator (uxsim, C++ engine).
 
-The paper's datasets (PeMS/PeMSF/HuaNan lane speeds) are not downloadable here; this module is the
-**stand-in**: a freeway corridor of ``len(lanes)`` road segments, each lane a single-lane uxsim `Link`
+A **secondary lab** beside the released PeMS-Lane files (`pems`): it fails the chapter's realism check
+(simulated lanes have a daytime lag-1 autocorrelation near 0.3 against about 0.9 for real lanes: platoons of
+DELTAN vehicles and speeds read from instantaneous travel times make them noisy), so no forecasting claim is
+judged on it. The corridor: a freeway corridor of ``len(lanes)`` road segments, each lane a single-lane uxsim `Link`
 (Newell's simplified car-following = triangular fundamental diagram) between road nodes, so that lanes
 differ (free-flow speed ``110 - 5 j`` km/h plus a corridor offset, lane choice, incidents) instead of
 uxsim's identical round-robin lanes. At each node ~30 % of platoons re-choose by DUO (the quickest lane,
@@ -10,8 +12,8 @@ for an off-ramp takes the right lane. AM/PM (weekday) or midday (weekend) demand
 an on-ramp and an off-ramp, a lane drop at the downstream end, and Poisson incidents that cut one
 lane's discharge capacity for 15-60 min.
 
-Detectors: per lane link and 5-min bin, flow ``q = dN_dep/dt`` and space-mean speed ``v = q / k`` with
-``k`` the mean vehicle count per length (Edie); the road speed is ``sum q / sum k = sum q / sum(q/v)``
+Detectors: per lane link and 5-min bin, flow ``q = dN_dep/dt`` and a speed from the link's instantaneous
+travel time (not Edie's q / k); the road speed is ``sum q / sum k = sum q / sum(q/v)``
 (total flow over total density, the flow-weighted harmonic mean of the lane speeds, Theory T4).
 Sensor noise N(0, 1) km/h and ~1 % missing readings are added afterwards.
 """

@@ -1,6 +1,8 @@
-"""Step-budget training: road pre-training (masked reconstruction + InfoNCE over FDA pseudo-lanes),
-lane / road fine-tuning (30 % of the steps head-only, then end-to-end, as the code's
-`fine_tune(freeze_epochs)`), scratch baselines, and masked metrics in km/h."""
+"""Epoch-budget training: road pre-training (masked reconstruction + InfoNCE over FDA pseudo-lanes),
+lane / road fine-tuning (the first 30 % of the epochs head-only, then end-to-end, as the code's
+`fine_tune(freeze_epochs)`), scratch baselines, a validation block that picks the epoch (early stopping by
+checkpoint selection), learning curves, and masked metrics in the data's units (mph on PeMS).
+Every model and batch goes through `icml26.device()` (CUDA when present)."""
 from __future__ import annotations
 
 import copy
@@ -8,6 +10,8 @@ import math
 
 import numpy as np
 import torch
+
+from icml26 import device as _device
 
 from .baselines import GRULane, STGCNLite, historical_average, lane_graph, persistence
 from .data import Target, windows
@@ -35,42 +39,63 @@ def mini_config(cfg: dict, variant: str) -> dict:
     return base
 
 
+def _epoch_steps(n_windows: int, batch: int) -> int:
+    return max(1, math.ceil(n_windows / batch))
+
+
 def pretrain(cfg: dict, sources: list[np.ndarray], seed: int, variant: str = "mini", fda: bool = True,
-             nce_weight: float | None = None, mask_ratio: float | None = None, steps: int | None = None):
-    """Pre-train on source road days: each road -> D FDA pseudo-lanes (plain copies when fda=False)."""
+             nce_weight: float | None = None, mask_ratio: float | None = None, epochs: int | None = None):
+    """Pre-train on source road days: each road -> D FDA pseudo-lanes (plain copies when fda=False).
+
+    Budget: ``epochs`` (default ``cfg["pretrain_epochs"]``) passes over the source windows (starts every
+    ``cfg["pretrain_stride"]`` bins; 1 = every window, as the released loader) at batch ``cfg["pretrain_batch"]``. Returns the model and its curve: per epoch the mean masked
+    reconstruction and InfoNCE losses (``{"epoch", "rec", "nce"}``)."""
+    dev = _device()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = MiniTraffic(**mini_config(cfg, variant))
-    steps = cfg["pretrain_steps"] if steps is None else steps
-    if variant == "big":
-        steps = cfg["big_pretrain_steps"]
+    model = MiniTraffic(**mini_config(cfg, variant)).to(dev)
+    epochs = cfg["pretrain_epochs"] if epochs is None else epochs
     nce_weight = cfg["nce_weight"] if nce_weight is None else nce_weight
+    if variant == "big":
+        nce_weight = 0.0                                   # Big-PT: masked reconstruction only
     mask_ratio = cfg["mask_ratio"] if mask_ratio is None else mask_ratio
-    D, T, B = cfg["D"], cfg["T"], cfg["batch"]
+    D, T, B = cfg["D"], cfg["T"], cfg["pretrain_batch"]
+    stride = cfg.get("pretrain_stride", 1)
+    starts_all = [(i, s) for i, day in enumerate(sources) for s in range(0, day.shape[1] - T + 1, stride)]
+    per_epoch = _epoch_steps(len(starts_all), B)
+    steps = epochs * per_epoch
     aug = FDA(cfg["fda_lambda"], cfg["fda_tau"], cfg["fda_phase"], D)
     opt, sched = _optimizer(model.parameters(), cfg["lr_pretrain"], steps)
     model.train()
-    losses = []
-    for _ in range(steps):
-        day = sources[rng.integers(len(sources))]
-        starts = rng.integers(0, day.shape[1] - T + 1, size=B)
-        x = torch.tensor(np.stack([day[:, s:s + T] for s in starts]), dtype=torch.float32)      # (B, R, T)
-        R = x.shape[1]
-        xd = aug(x, generator=gen) if fda else x.unsqueeze(2).expand(B, R, D, T)
-        xd = xd.reshape(B, R * D, T)
-        groups = torch.arange(R).repeat_interleave(D)
-        mask = random_mask(B, groups, model.np, mask_ratio, gen)
-        loss, rec, nce = model.pretrain_loss(xd, mask, groups, nce_weight=nce_weight if variant != "big" else 0.0,
-                                             temperature=cfg["temperature"])
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append((float(rec), float(nce)))
+    curve = {"epoch": [], "rec": [], "nce": []}
+    for ep in range(epochs):
+        order = rng.permutation(len(starts_all))
+        rec_sum = nce_sum = 0.0
+        for b in range(per_epoch):
+            pick = order[b * B:(b + 1) * B]
+            if len(pick) < 2:
+                continue
+            x = torch.tensor(np.stack([sources[starts_all[j][0]][:, starts_all[j][1]:starts_all[j][1] + T] for j in pick]),
+                             dtype=torch.float32)                                           # (B, R, T)
+            Bn, R = x.shape[:2]
+            xd = aug(x, generator=gen) if fda else x.unsqueeze(2).expand(Bn, R, D, T)
+            xd = xd.reshape(Bn, R * D, T).to(dev)
+            groups = torch.arange(R).repeat_interleave(D)
+            mask = random_mask(Bn, groups, model.np, mask_ratio, gen).to(dev)
+            loss, rec, nce = model.pretrain_loss(xd, mask, groups.to(dev), nce_weight=nce_weight,
+                                                 temperature=cfg["temperature"])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            rec_sum, nce_sum = rec_sum + float(rec), nce_sum + float(nce)
+        curve["epoch"].append(ep + 1)
+        curve["rec"].append(rec_sum / per_epoch)
+        curve["nce"].append(nce_sum / per_epoch)
     model.eval()
-    return model, np.asarray(losses)
+    return model, {k: np.asarray(v) for k, v in curve.items()}
 
 
 class RoadExtension(torch.nn.Module):
@@ -85,14 +110,20 @@ class RoadExtension(torch.nn.Module):
         y = self.model.forecast(x.repeat_interleave(self.D, dim=1))
         return y.view(B, R, self.D, -1).mean(2)
 
+    def head_parameters(self):
+        return self.model.head_parameters()
 
-def make_model(method: str, cfg: dict, target: Target, pretrained=None, seed: int = 0, level: str = "lane"):
+
+def make_model(method: str, cfg: dict, target: Target, pretrained=None, seed: int = 0, level: str = "lane",
+               extension: bool = True):
+    """A fresh or pre-trained model; road level wraps Mini in Extension + Pooling unless ``extension=False``
+    (the ablation: the road series go in as they are, one channel per road)."""
     torch.manual_seed(seed)
     if method == "gru":
         return GRULane(cfg["T"], cfg["H"], cfg["gru_hidden"])
     if method == "stgcn":
         if level == "road":
-            adj = lane_graph(np.arange(target.corridor.n_roads), np.zeros(target.corridor.n_roads, int))
+            adj = lane_graph(np.arange(target.n_roads), np.zeros(target.n_roads, int))
         else:
             adj = lane_graph(target.lane_road, target.lane_pos)
         return STGCNLite(cfg["T"], cfg["H"], adj, cfg["stgcn_channels"])
@@ -100,7 +131,7 @@ def make_model(method: str, cfg: dict, target: Target, pretrained=None, seed: in
         model = copy.deepcopy(pretrained)
     else:
         model = MiniTraffic(**mini_config(cfg, "big" if method == "big" else ("nocc" if method == "nocc" else "mini")))
-    return RoadExtension(model, cfg["D"]) if level == "road" else model
+    return RoadExtension(model, cfg["D"]) if level == "road" and extension else model
 
 
 def _train_windows(target: Target, days, cfg, level):
@@ -112,41 +143,79 @@ def _train_windows(target: Target, days, cfg, level):
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
 
 
+def _val_windows(target, cfg, level):
+    xs, ys, ms = [], [], []
+    for d in target.val_days:
+        series = target.lane(d) if level == "lane" else target.road(d)
+        x, y, m = windows(series, cfg["T"], cfg["H"], cfg["test_stride"], target.observed(d, level))
+        xs.append(x), ys.append(y), ms.append(m)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+
+
+def _mae(model, x, y, m) -> float:
+    pred = predict(model, x)
+    mm = m & (y >= 1.0)
+    return float(np.abs(pred - y)[mm].mean())
+
+
 def finetune(model, target: Target, days, cfg: dict, seed: int, level: str = "lane", fda_aug: bool = True,
-             head_only: bool = True, steps: int | None = None):
-    """Fine-tune (or train from scratch) on the target's ``days``; MSE on observed targets."""
+             head_only: bool = True, epochs: int | None = None):
+    """Fine-tune (or train from scratch) on the target's ``days``; MSE on observed targets.
+
+    Budget: ``epochs`` (default ``cfg["finetune_epochs"]``) passes over the training windows at batch
+    ``cfg["batch"]``, capped at ``cfg["max_epoch_steps"]`` steps per epoch. After every epoch the validation
+    block's MAE (all horizons) is measured; the epoch with the lowest is kept (early stopping by checkpoint
+    selection). Returns the model and its curve ``{"epoch", "val_mae", "best_val_mae"}`` (the best so far is
+    the quality of the kept model)."""
+    dev = _device()
+    model = model.to(dev)
     x_all, y_all, m_all = _train_windows(target, days, cfg, level)
+    xv, yv, mv = _val_windows(target, cfg, level)
     gen = torch.Generator().manual_seed(seed + 99)
     rng = np.random.default_rng(seed + 99)
-    steps = cfg["finetune_steps"] if steps is None else steps
+    epochs = cfg["finetune_epochs"] if epochs is None else epochs
+    per_epoch = min(_epoch_steps(len(x_all), cfg["batch"]), cfg["max_epoch_steps"])
     aug = FDA(cfg["fda_lambda"], cfg["fda_tau"], cfg["fda_phase"], 1) if fda_aug else None
-    inner = model.model if isinstance(model, RoadExtension) else model
-    head_params = inner.head_parameters() if hasattr(inner, "head_parameters") else list(inner.parameters())
-    n_head = int(round(cfg["head_only_frac"] * steps)) if head_only else 0
-    opt_h, _ = _optimizer(head_params, cfg["lr_finetune"] * 2, max(n_head, 1))
-    opt, sched = _optimizer(model.parameters(), cfg["lr_finetune"], max(steps - n_head, 1))
-    model.train()
-    for step in range(steps):
-        b = rng.integers(len(x_all), size=cfg["batch"])
-        x = torch.tensor(x_all[b], dtype=torch.float32)
-        if aug is not None:
-            x = aug(x, generator=gen)[..., 0, :]
-        y = torch.tensor(y_all[b], dtype=torch.float32)
-        m = torch.tensor(m_all[b])
-        loss = ((model.forecast(x) - y) ** 2)[m].mean()
-        o = opt_h if step < n_head else opt
-        o.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        o.step()
-        if step >= n_head:
-            sched.step()
+    head_params = model.head_parameters() if hasattr(model, "head_parameters") else list(model.parameters())
+    n_head = int(round(cfg["head_only_frac"] * epochs)) if head_only else 0
+    opt_h, sched_h = _optimizer(head_params, cfg["lr_finetune"] * 2, max(n_head * per_epoch, 1))
+    opt, sched = _optimizer(model.parameters(), cfg["lr_finetune"], max((epochs - n_head) * per_epoch, 1))
+    curve = {"epoch": [], "val_mae": [], "best_val_mae": []}
+    best, best_state = float("inf"), None
+    for ep in range(epochs):
+        head_phase = ep < n_head
+        model.train()
+        order = rng.permutation(len(x_all))
+        for b in range(per_epoch):
+            pick = order[(b * cfg["batch"]) % len(order):][:cfg["batch"]]
+            if len(pick) < 2:
+                pick = rng.integers(len(x_all), size=cfg["batch"])
+            x = torch.tensor(x_all[pick], dtype=torch.float32)
+            if aug is not None:
+                x = aug(x, generator=gen)[..., 0, :]
+            y = torch.tensor(y_all[pick], dtype=torch.float32, device=dev)
+            m = torch.tensor(m_all[pick], device=dev)
+            loss = ((model.forecast(x.to(dev)) - y) ** 2)[m].mean()
+            o, sc, params = (opt_h, sched_h, head_params) if head_phase else (opt, sched, list(model.parameters()))
+            o.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)          # the frozen backbone's gradients are not counted
+            o.step()
+            sc.step()
+        val = _mae(model, xv, yv, mv)
+        if val < best:
+            best, best_state = val, copy.deepcopy(model.state_dict())
+        curve["epoch"].append(ep + 1)
+        curve["val_mae"].append(val)
+        curve["best_val_mae"].append(best)
+    model.load_state_dict(best_state)
     model.eval()
-    return model
+    return model, {k: np.asarray(v) for k, v in curve.items()}
 
 
 def metrics(pred: np.ndarray, y: np.ndarray, m: np.ndarray) -> dict:
-    """MAE, RMSE (km/h), MAPE (%) at 5/15/30 min, over observed targets with y >= 1 km/h."""
+    """MAE, RMSE (data units: mph on PeMS, km/h in the simulator), MAPE (%) at 5/15/30 min, over observed
+    targets with y >= 1."""
     out = {}
     for name, h in HORIZONS.items():
         e, yy, mm = pred[..., h - 1], y[..., h - 1], m[..., h - 1] & (y[..., h - 1] >= 1.0)
@@ -169,7 +238,9 @@ def test_windows(target: Target, cfg: dict, level: str = "lane"):
 @torch.no_grad()
 def predict(model, x: np.ndarray, batch: int = 32) -> np.ndarray:
     model.eval()
-    out = [model.forecast(torch.tensor(x[i:i + batch], dtype=torch.float32)).numpy() for i in range(0, len(x), batch)]
+    dev = next(model.parameters()).device
+    out = [model.forecast(torch.tensor(x[i:i + batch], dtype=torch.float32, device=dev)).cpu().numpy()
+           for i in range(0, len(x), batch)]
     return np.concatenate(out)
 
 
@@ -181,27 +252,32 @@ def evaluate_simple(method: str, target: Target, days, cfg: dict, level: str = "
     if method == "ha":
         series = [target.lane(d) if level == "lane" else target.road(d) for d in days]
         one = historical_average(series, cfg["T"], cfg["H"], cfg["test_stride"])
-        return metrics(np.concatenate([one] * target.n_test), y, m)
+        return metrics(np.concatenate([one] * len(target.test_days)), y, m)
     raise ValueError(f"unknown simple method {method!r}")
 
 
 def run_method(method: str, target: Target, D_L: int, cfg: dict, seed: int, pretrained: dict | None = None,
-               level: str = "lane") -> dict:
-    """Train one method at few-shot ``D_L`` days and score it on the test days.
+               level: str = "lane", extension: bool = True, epochs: int | None = None, return_model: bool = False):
+    """Train one method at few-shot ``D_L`` days and score it on the test days: (metrics, curve or None), and
+    the trained model when ``return_model``.
 
-    ``method``: mini | scratch | nofda | nocc | nonce | big | mask<r> | gru | stgcn | ha | persistence.
-    ``pretrained``: {variant: model} from `pretrain` for this seed (mini, nofda, nocc, nonce, big, mask<r>).
+    ``method``: mini | scratch | nofda | shuffled | nocc | nonce | big | mask<r> | gru | stgcn | ha | persistence.
+    ``pretrained``: {variant: model} from `pretrain` for this seed. Pre-trained Mini variants fine-tune with FDA
+    (except nofda); Big-PT, scratch and the lane baselines train without it (the paper's "without FDA").
     """
     days = target.train_days(D_L)
     if method in ("ha", "persistence"):
-        return evaluate_simple(method, target, days, cfg, level)
+        out = (evaluate_simple(method, target, days, cfg, level), None)
+        return out + (None,) if return_model else out
     if method in ("scratch", "gru", "stgcn"):
-        model = make_model(method, cfg, target, None, seed, level)
-        model = finetune(model, target, days, cfg, seed, level, fda_aug=False, head_only=False)
+        model = make_model(method, cfg, target, None, seed, level, extension)
+        model, curve = finetune(model, target, days, cfg, seed, level, fda_aug=False, head_only=False, epochs=epochs)
     else:
         if pretrained is None or method not in pretrained:
             raise ValueError(f"method {method!r} needs a pre-trained model for seed {seed}")
-        model = make_model(method, cfg, target, pretrained[method], seed, level)
-        model = finetune(model, target, days, cfg, seed, level, fda_aug=method != "nofda", head_only=True)
+        model = make_model(method, cfg, target, pretrained[method], seed, level, extension)
+        model, curve = finetune(model, target, days, cfg, seed, level, fda_aug=method not in ("nofda", "big"),
+                                head_only=True, epochs=epochs)
     x, y, m = test_windows(target, cfg, level)
-    return metrics(predict(model, x), y, m)
+    out = (metrics(predict(model, x), y, m), curve)
+    return out + (model,) if return_model else out
