@@ -1,9 +1,10 @@
-"""One DSAC-AID gradient step at HalfCheetah-v5 sizes (obs 17, act 6), 3 x 256 networks, batch 256, CPU.
+"""One gradient step at HalfCheetah-v5 sizes (obs 17, act 6), 3 x 256 networks, batch 256, CPU, one thread.
 
-Ours: 4 Gaussian critics (Q and sigma heads, GroupNorm MLPs) as one batched network, the exploit and the
-behaviour actor and alpha, every part updated each call (delay 1). Peer: ``stable_baselines3.SAC`` with
-``n_critics=4`` and the same widths, ``train(gradient_steps=1)`` (4 plain critics, one actor, alpha): the
-closest PyPI implementation of an ensemble soft actor-critic step (torchrl's REDQLoss is not installed here).
+Like for like (the asserted ratio, the issue's 1.5x target): our batched SAC path configured as SB3's (4 plain ReLU
+critics, one actor, alpha, delay 1) against ``stable_baselines3.SAC(n_critics=4).train(gradient_steps=1)``; SB3's
+step also samples its replay buffer and logs, ours gets a prebuilt batch (a small advantage to ours, stated).
+Reported, not asserted: the full DSAC-AID step (4 Gaussian critics, two actors, alpha; more work than SB3's step,
+so its ratio measures the algorithm, not the kernel). torchrl's ``REDQLoss`` is installed but not wired here yet.
 Also the ensemble's critic forward + backward three ways: our batched ``baddbmm`` layers, ``torch.func``
 ``stack_module_state`` + ``vmap``, and a Python loop over 4 modules.
 
@@ -27,8 +28,8 @@ def _batch(g: torch.Generator):
             "rew": torch.randn(1, B, generator=g), "next_obs": torch.randn(1, B, OBS, generator=g), "done": torch.zeros(1, B)}
 
 
-def _ours():
-    agent = BatchedAgent(agent_config("DSAC-AID", hidden=HIDDEN, batch_size=B, delay=1), OBS, ACT, 1, seed=0)
+def _ours(name: str = "SAC", **kw):
+    agent = BatchedAgent(agent_config(name, hidden=HIDDEN, batch_size=B, delay=1, **kw), OBS, ACT, 1, seed=0)
     batch = _batch(torch.Generator().manual_seed(0))
     return lambda: agent.update(batch)
 
@@ -47,16 +48,21 @@ def _sb3():
 def test_ratio_dsac_aid_step_vs_sb3_sac_4_critics():
     pytest.importorskip("stable_baselines3")
     torch.set_num_threads(1)
-    contenders = {"ours": _ours(), "sb3": _sb3()}
+    contenders = {"ours": _ours("SAC", n_critics=4), "aid": _ours("DSAC-AID"), "sb3": _sb3()}
     for fn in contenders.values():
         fn()
     best = interleaved_best(contenders, rounds=ROUNDS)
     ratio = best["ours"] / best["sb3"]
-    print(f"\nDSAC-AID step {best['ours'] * 1e3:.1f} ms, SB3 SAC(n_critics=4) {best['sb3'] * 1e3:.1f} ms, ratio {ratio:.2f}")
-    record_bench("dsac-aid", "one gradient step, HalfCheetah sizes, 3x256, batch 256, 4 critics",
-                 "icml26.dsac_aid DSAC-AID (4 Gaussian critics, 2 actors, alpha)", best["ours"],
+    print(f"\nour SAC(4 critics) {best['ours'] * 1e3:.1f} ms, DSAC-AID {best['aid'] * 1e3:.1f} ms, "
+          f"SB3 SAC(n_critics=4) {best['sb3'] * 1e3:.1f} ms, like-for-like ratio {ratio:.2f}")
+    record_bench("dsac-aid", "one SAC gradient step, 4 critics, HalfCheetah sizes, 3x256, batch 256 (like for like)",
+                 "icml26.dsac_aid batched SAC path (4 critics)", best["ours"],
                  "stable_baselines3.SAC(n_critics=4).train(1)", best["sb3"], rounds=ROUNDS,
-                 note="ours also fits sigma heads, GroupNorm layers and a second (behaviour) actor; 1 thread")
+                 note="same work; SB3 also samples its buffer and logs; 1 thread")
+    record_bench("dsac-aid", "one DSAC-AID step vs one SB3 SAC(n_critics=4) step (algorithm, not kernel)",
+                 "icml26.dsac_aid DSAC-AID (4 Gaussian critics, 2 actors, alpha)", best["aid"],
+                 "stable_baselines3.SAC(n_critics=4).train(1)", best["sb3"], rounds=ROUNDS,
+                 note="DSAC-AID does more work per step (sigma heads, a second actor): not like for like")
     assert ratio <= 1.5
 
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from icml26.dsac_aid import (
-    AGENTS, PRESETS, BatchedAgent, BatchedMLP, BatchedReplay, JACKPOT_ENV_ID, JackpotLine, NoisyReward, agent_config,
-    aid_lcb, dsact_loss, ensemble_uncertainty, epistemic_lcb, impulse, make_jackpot, run_jackpot, soft_mc_bias, train,
-    true_q,
+    AGENTS, PRESETS, RELEASED, BatchedAgent, BatchedMLP, BatchedReplay, JACKPOT_ENV_ID, JackpotLine, NoisyReward,
+    OfficialState, agent_config, aid_lcb, aid_loss, aid_release_loss, dsact_loss, ensemble_uncertainty, epistemic_lcb,
+    impulse, make_jackpot, official_critic_loss, run_jackpot, soft_mc_bias, train, true_q,
 )
 from icml26.dsac_aid.training import to_env_action
 
@@ -73,7 +73,8 @@ def test_noisy_reward_keeps_clean_reward_and_unit_variance():
 def test_batched_mlp_equals_vmap_over_stacked_modules(norm):
     from torch.func import functional_call, stack_module_state
 
-    net = BatchedMLP(5, 3, (32, 32), 2, norm=norm, generator=torch.Generator().manual_seed(0))
+    net = BatchedMLP(5, 3, (32, 32), 2, norm=norm, activation="relu" if norm else "gelu", init="orthogonal" if norm else "torch",
+                     generator=torch.Generator().manual_seed(0))
     mods = [net.member_as_sequential(e) for e in range(5)]
     params, buffers = stack_module_state(mods)
     base = mods[0]
@@ -125,6 +126,7 @@ def test_sac_path_matches_stable_baselines3_sac():
                 tau=0.005, seed=0, device="cpu")
     ours = BatchedAgent(agent_config("SAC", hidden=(32, 32), batch_size=16, gamma=0.9, lr=3e-4, alpha0=1.0,
                                      reward_scale=1.0), 1, 1, 1, seed=0)
+    assert ours.cfg.activation == "relu" and not ours.cfg.norm
     pol = model.policy
 
     def load_critic(dst: BatchedMLP, src):
@@ -215,24 +217,30 @@ def test_training_rejects_bad_intervals_spaces_and_rewards():
 
 
 def test_beta_is_one_sided_frozen_early_and_clamped():
-    c = agent_config("DSAC-AID", hidden=(16, 16), q_bias_threshold=-20.0)
+    c = agent_config("DSAC-AID", hidden=(16, 16), q_bias_threshold=-20.0, beta0=0.1, beta_lr=5e-3)
     ag = BatchedAgent(c, 1, 1, 4)
     beta = ag.update_beta(np.array([+1.0, -1.0, -5.0, 0.0]))     # b > 0: none; b = -1: step; -5 <= 0.2*(-20): frozen
     assert beta[0] == pytest.approx(0.1) and beta[1] == pytest.approx(0.1 - 5e-3, abs=1e-6)
     assert beta[2] == pytest.approx(0.1) and beta[3] == pytest.approx(0.1)
+    beta = ag.update_beta(np.array([1.0, -1.0, -3.0, 0.0]))      # -3 > -4: seed 2 unfreezes (the latch) and steps
+    assert beta[2] == pytest.approx(0.1 - 5e-3, abs=1e-6)
+    beta = ag.update_beta(np.array([1.0, -1.0, -5.0, 0.0]))      # latched: -5 no longer freezes it
+    assert beta[2] < 0.1 - 5e-3
     for _ in range(40):
         beta = ag.update_beta(np.array([1.0, -1.0, -5.0, 0.0]))
     assert beta[1] == 0.0 and beta[0] == pytest.approx(0.1)      # clamped at 0, never raised
-    fixed = BatchedAgent(agent_config("AID beta=0.3 fixed", hidden=(16, 16)), 1, 1, 1)
-    assert fixed.update_beta(np.array([-3.0]))[0] == pytest.approx(0.3)
+    fixed = BatchedAgent(agent_config("AID beta fixed", hidden=(16, 16)), 1, 1, 1)
+    assert fixed.update_beta(np.array([-3.0]))[0] == pytest.approx(0.2)
 
 
 def test_agents_have_the_papers_structure():
     aid = BatchedAgent(agent_config("DSAC-AID", hidden=(16, 16)), 1, 1, 2)
-    assert aid.behaviour is not None and aid.N == 4 and aid.cfg.lam_l == 0.71 and aid.cfg.next_action == "target"
+    assert aid.behaviour is not None and aid.N == 4 and aid.cfg.next_action == "target"
+    rel = RELEASED["gym-humanoid (1ea49cae)"]
+    assert all(getattr(aid.cfg, k) == v for k, v in rel.items() if k not in ("hidden",))   # the released default
     assert BatchedAgent(agent_config("AID w/o pi_b", hidden=(16, 16)), 1, 1, 2).behaviour is None
     assert agent_config("Ens-LCB").beta0 == 0.0 and agent_config("DSAC-T").n_critics == 2
-    assert set(AGENTS) >= {"SAC", "DSAC-T", "Ens-LCB", "DSAC-AID", "AID w/o pi_b", "AID beta=0.1 fixed", "AID beta=0.3 fixed"}
+    assert set(AGENTS) >= {"SAC", "DSAC-T", "Ens-LCB", "Mean-Ens", "DSAC-AID", "AID w/o pi_b", "AID beta fixed"}
     # the exploit actor's mode is what `act(deterministic=True)` returns
     a = aid.act(np.zeros((2, 1)), deterministic=True)
     assert a.shape == (2, 1) and np.all(np.abs(a) <= 1)
@@ -252,7 +260,8 @@ def test_short_runs_are_deterministic_and_record_diagnostics():
     cfg = {**PRESETS["smoke"]["toy"], "steps": 120, "warmup": 40, "eval_every": 60, "mc_rollouts": 4}
     r1 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
     r2 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
-    for key in ("bias", "q_true", "sqrt_u_epi_jackpot", "sqrt_u_ale_jackpot", "end_zone", "beta", "mc_bias"):
+    for key in ("bias", "bias_noisy", "bias_jackpot", "q_true", "sqrt_u_epi_jackpot", "sqrt_u_ale_jackpot", "end_zone",
+                "beta", "mc_bias", "mc_bias_traj_clean"):
         np.testing.assert_array_equal(r1.log.series(key), r2.log.series(key))
         assert np.all(np.isfinite(r1.log.series(key)))
     assert r1.log.series("bias").shape == (2, 2)
@@ -261,7 +270,7 @@ def test_short_runs_are_deterministic_and_record_diagnostics():
 def test_soft_mc_bias_truncation_term():
     """A constant critic Q_hat = c on a stretch with zero reward (Q^pi = 0): the evaluator's target bootstraps
     G_{T-1} = c, so G_t = gamma^(T-1-t) c and the bias is c (1 - gamma^(T-1-t)) (Theory: the truncation term)."""
-    cfg = agent_config("DSAC-T", hidden=(16, 16), reward_scale=1.0)
+    cfg = agent_config("DSAC-T", hidden=(16, 16), reward_scale=1.0, activation="relu")
     ag = BatchedAgent(cfg, 1, 1, 1)
     c = 2.5
     with torch.no_grad():
@@ -282,6 +291,121 @@ def test_action_rescaling():
 
 def test_presets_have_the_same_keys_at_every_scale():
     keys = {s: set(PRESETS[s]) - {"gpu"} for s in PRESETS}
+    assert PRESETS["full"]["seeds"] >= 10     # yes/no outcomes at full
     assert keys["smoke"] == keys["book"] == keys["full"]
     for k in ("toy", "pendulum", "hopper"):
         assert set(PRESETS["smoke"][k]) == set(PRESETS["book"][k]) == set(PRESETS["full"][k])
+
+
+# --------------------------------------------------------------------------- review v2: loss, fidelity, evaluator, controls
+
+def _fit_constant(loss_fn, y: torch.Tensor, steps: int = 3000, lr: float = 0.02):
+    """Fit a constant (Q, sigma) to targets y with a critic loss (sigma_bar = the current sigma, no clip)."""
+    q = torch.zeros(1, 1, 1, requires_grad=True)
+    rho = torch.full((1, 1, 1), 0.5, requires_grad=True)
+    opt = torch.optim.Adam([q, rho], lr=lr)
+    for _ in range(steps):
+        sigma = torch.nn.functional.softplus(rho) + 1e-5
+        qq, ss = q.expand(1, 1, y.shape[-1]), sigma.expand(1, 1, y.shape[-1])
+        loss = loss_fn(qq, ss, y.view(1, 1, -1), y.view(1, 1, -1), sigma.detach(), torch.zeros(1, y.shape[-1]),
+                       torch.zeros(1, 1, 1)).sum()
+        opt.zero_grad(); loss.backward(); opt.step()
+    return float(q.detach()), float(torch.nn.functional.softplus(rho.detach()))
+
+
+def test_released_loss_fits_the_mean_and_sd_of_a_7_bernoulli_reward_huber_does_not():
+    g = torch.Generator().manual_seed(0)
+    y = 7.0 * (torch.rand(4000, generator=g) < 0.2).float()        # mean 1.4, sd 2.8
+    m, sd = float(y.mean()), float(y.std())
+    q, s = _fit_constant(lambda *a: aid_release_loss(*a, eps=0.1), y)
+    assert q == pytest.approx(m, abs=0.1) and s == pytest.approx(sd, rel=0.1)
+    qh, sh = _fit_constant(lambda *a: aid_loss(*a, eps=0.1, delta=1.0), y)
+    assert qh == pytest.approx(0.2 / 0.8, abs=0.1)                  # the Huber location p/(1-p), not the mean
+    assert sh < 0.6 * sd
+
+
+@pytest.mark.parametrize("name", list(RELEASED))
+def test_batched_critic_loss_equals_the_official_per_member_statement(name):
+    ac = agent_config("DSAC-AID", hidden=(16, 16), batch_size=32, **RELEASED[name])
+    ag = BatchedAgent(ac, 3, 2, 1, seed=3)
+    g = torch.Generator().manual_seed(4)
+    state = OfficialState([None] * ag.N)
+    for _ in range(3):
+        B = 32
+        batch = {"obs": torch.randn(1, B, 3, generator=g), "act": torch.rand(1, B, 2, generator=g) * 2 - 1,
+                 "rew": torch.randn(1, B, generator=g), "next_obs": torch.randn(1, B, 3, generator=g),
+                 "done": (torch.rand(1, B, generator=g) < 0.1).float()}
+        noise = {"next": torch.randn(1, B, 2, generator=g), "z": torch.randn(1, 4, B, generator=g),
+                 "pi": torch.randn(1, B, 2, generator=g), "pib": torch.randn(1, B, 2, generator=g)}
+        ag.beta[:] = 0.15
+        out = ag.losses(batch, noise)
+        with torch.no_grad():
+            a2, lp2 = ag.sample(ag.actor_target, batch["next_obs"], noise["next"])
+            qn, sn = ag.critic_values(batch["next_obs"], a2, target=True)
+        q, s = ag.critic_values(batch["obs"], batch["act"])
+        ref = official_critic_loss([q[0, i] for i in range(4)], [s[0, i] for i in range(4)], [qn[0, i] for i in range(4)],
+                                   [sn[0, i] for i in range(4)], [noise["z"][0, i] for i in range(4)],
+                                   batch["rew"][0] * ac.reward_scale, batch["done"][0], lp2[0], alpha=float(ag.alpha[0]),
+                                   beta=0.15, gamma=ac.gamma, lambda_lower=ac.lam_l, tau_b=ac.tau_b, state=state,
+                                   use_huber_loss=ac.huber, homogeneous=ac.homogeneous_sigma,
+                                   epi_step_scale=ac.epi_step_scale, delta=ac.huber_delta)
+        assert float(out["critic"]) == pytest.approx(float(ref), rel=1e-6, abs=1e-6)
+        gs = torch.autograd.grad(out["critic"], list(ag.critic.parameters()), retain_graph=True)
+        gr = torch.autograd.grad(ref, list(ag.critic.parameters()))
+        for a, b in zip(gs, gr):
+            assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+        for i in range(4):
+            assert float(ag.sigma_bar[0, i, 0]) == pytest.approx(float(state.mean_sigmas[i]), rel=1e-6)
+        assert ag.u_bar[0] == pytest.approx(float(state.mean_uncertainty), rel=1e-5)
+        ag.critic_opt.zero_grad(); out["critic"].backward(); ag.critic_opt.step()
+
+
+def test_soft_mc_bias_evaluates_each_seed_over_its_own_episode():
+    """Two seeds, one terminating after 2 steps: its bias must equal a single-seed run (no phantom steps)."""
+
+    class Ends(JackpotLine):
+        def __init__(self, end_at, **kw):
+            super().__init__(**kw)
+            self.end_at = end_at
+
+        def step(self, action):
+            o, r, term, trunc, info = super().step(action)
+            return o, r, self._t >= self.end_at, trunc, info
+
+    cfg = agent_config("DSAC-T", hidden=(16, 16), reward_scale=1.0)
+    ag2, ag1 = BatchedAgent(cfg, 1, 1, 2, seed=1), BatchedAgent(cfg, 1, 1, 1, seed=1)
+    ends = [10, 2]
+    both = soft_mc_bias(ag2, lambda s: Ends(ends[s]), [0, 1], 1, 5, 10)
+    # a single seed with the second seed's networks and termination
+    ag1.critic.load_state_dict({k: v.reshape(2, -1, *v.shape[1:])[1] for k, v in ag2.critic.state_dict().items()})
+    ag1.actor.load_state_dict({k: v[1:2] for k, v in ag2.actor.state_dict().items()})
+    with torch.no_grad():
+        ag1.log_alpha.copy_(ag2.log_alpha[1:2])
+    one = soft_mc_bias(ag1, lambda s: Ends(2), [1], 1, 5, 10)
+    assert both["bias"][1] == pytest.approx(one["bias"][0], abs=1e-5)
+
+
+def test_planted_and_noise_free_variants():
+    env = make_jackpot("planted", switch_step=3)
+    env.reset(seed=0)
+    assert env.current_mean == 2.8
+    for _ in range(3):
+        env.step(np.array([1.0], np.float32))
+    assert env.current_mean == 0.7
+    clean = make_jackpot("trap-clean")
+    clean.reset(seed=0)
+    clean._x = 0.9
+    assert {clean.step(np.array([1.0], np.float32))[1] for _ in range(50)} == {0.7}
+
+
+def test_agent_runs_on_the_chapter_device():
+    from icml26 import device
+
+    dev = device()
+    ag = BatchedAgent(agent_config("DSAC-AID", hidden=(16, 16), batch_size=8), 1, 1, 2, device=dev)
+    assert next(ag.critic.parameters()).device.type == dev.type
+    buf = BatchedReplay(2, 16, 1, 1, device=dev)
+    for _ in range(10):
+        buf.add(np.zeros((2, 1)), np.zeros((2, 1)), [1.0, 0.0], np.zeros((2, 1)), [0.0, 0.0])
+    ag.update(buf.sample(8, ag.gen))
+    assert ag.act(np.zeros((2, 1))).shape == (2, 1)

@@ -1,23 +1,25 @@
 """DSAC-AID: Taming the Aleatoric Impulse in Off-Policy RL (ICML 2026), scaled-down reproduction.
 
-Public API: the JackpotLine testbed and the NoisyReward wrapper (`envs`), batched GroupNorm MLPs (`nets`),
-the critic targets and losses of SAC / DSAC-T / DSAC-AID (`losses`), the agents (`agents`), replay, training
+Public API: the JackpotLine testbed and the NoisyReward wrapper (`envs`), batched MLPs (`nets`), the critic
+targets and losses of SAC / DSAC-T / DSAC-AID (`losses`), a per-member re-statement of the official critic loss
+for the fidelity checks (`reference`), the agents and the released configurations (`agents`), replay, training
 loop and the soft-MC evaluator (`training`), the experiments (`experiments`) and `PRESETS`.
 """
 from __future__ import annotations
 
-from .agents import AGENTS, AgentConfig, BatchedAgent, agent_config
+from .agents import AGENTS, RELEASED, AgentConfig, BatchedAgent, agent_config
 from .envs import JACKPOT_ENV_ID, VARIANTS, JackpotLine, NoisyReward, make_jackpot, register_envs, true_q
-from .experiments import JackpotRun, impulse, ratio_after, run_control, run_jackpot, toy_config
-from .losses import aid_lcb, aid_loss, clip_sample_target, dsact_loss, ensemble_uncertainty, epistemic_lcb, symmetric_ucb
+from .experiments import JackpotRun, impulse, late_mean, ratio_after, run_control, run_jackpot, toy_config
+from .losses import aid_lcb, aid_loss, aid_release_loss, clip_sample_target, dsact_loss, ensemble_uncertainty, epistemic_lcb, symmetric_ucb
 from .nets import BatchedMLP, polyak_
 from .presets import PRESETS
+from .reference import OfficialState, official_critic_loss
 from .training import BatchedReplay, TrainLog, soft_mc_bias, train
 
 register_envs()
 
 __all__ = [
-    "AGENTS", "AgentConfig", "BatchedAgent", "BatchedMLP", "BatchedReplay", "JACKPOT_ENV_ID", "JackpotLine", "JackpotRun",
+    "AGENTS", "RELEASED", "OfficialState", "official_critic_loss", "aid_release_loss", "late_mean", "AgentConfig", "BatchedAgent", "BatchedMLP", "BatchedReplay", "JACKPOT_ENV_ID", "JackpotLine", "JackpotRun",
     "NoisyReward", "PRESETS", "TrainLog", "VARIANTS", "agent_config", "aid_lcb", "aid_loss", "clip_sample_target",
     "dsact_loss", "ensemble_uncertainty", "epistemic_lcb", "impulse", "make_jackpot", "polyak_", "ratio_after",
     "register_envs", "run_control", "run_jackpot", "soft_mc_bias", "symmetric_ucb", "toy_config", "train", "true_q",

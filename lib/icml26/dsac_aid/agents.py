@@ -7,7 +7,7 @@ are stacked `BatchedMLP`s, so an ensemble of N = 4 over 4 seeds is one batched m
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -19,10 +19,13 @@ from .nets import LOG_STD_BOUNDS, BatchedMLP, polyak_
 
 @dataclass(frozen=True)
 class AgentConfig:
-    """Hyper-parameters of one agent (brief §2.3; the scale-bound ones are parameters, issue pitfall 4).
+    """Hyper-parameters of one agent. The defaults are the released Gym-MuJoCo configuration of the official code
+    (`example_train/dsacaid/gym-mujoco/dsacaid_mlp_gym_humanoid_vecoffserial.py`, commit 1ea49cae; `RELEASED`
+    lists it beside the Ant and the generic / DMC ones).
 
     critic: ``plain`` (Q head, SAC) or ``gaussian`` (Q and sigma = softplus + 1e-5 heads).
-    loss: ``mse`` (SAC, 0.5 sum_i MSE), ``dsact`` (DSAC-T surrogate) or ``aid`` (Huber with modulation).
+    loss: ``mse`` (SAC, 0.5 sum_i MSE), ``dsact`` (DSAC-T surrogate) or ``aid`` (DSAC-AID: `losses.aid_release_loss`,
+    or `losses.aid_loss` when ``huber``).
     target: ``min`` (twin min; DSAC-T samples z' from the smaller critic) or ``lcb`` (AID's Q^LCB).
     actor_value: ``min`` (min_i Q_i) or ``lcb`` (Qbar - lambda_L std_i Q_i).
     lam_u > 0 adds the optimistic behaviour policy pi_b (symmetric UCB) that collects the data.
@@ -34,37 +37,44 @@ class AgentConfig:
     loss: str = "aid"
     target: str = "lcb"
     actor_value: str = "lcb"
-    lam_l: float = 0.71
-    lam_u: float = 0.71
-    beta0: float = 0.1
+    lam_l: float = 1.0
+    lam_u: float = 1.0
+    beta0: float = 0.2
     adaptive_beta: bool = True
-    beta_lr: float = 5e-3
-    q_bias_threshold: float = -1000.0       # scale-bound: reward_scale 50 in the code
+    beta_lr: float = 5e-4
+    q_bias_threshold: float = -1000.0       # the code's q_bias_lower_threshold (in reward_scale units)
     freeze_early_beta: bool = True
     uncertainty_floor: float = 0.1          # max(Ubar, 0.1) in the beta loss
     next_action: str = "target"             # DSAC samples a' from the Polyak-averaged policy; SB3's SAC from the online one
-    norm: bool = True                       # GroupNorm(16, no affine) MLPs of the code; False: plain ReLU (SB3)
+    norm: bool = False                      # True: GroupNorm(16, no affine) MLPs of the generic / DMC script
+    activation: str = "gelu"                # the Gym-MuJoCo scripts' value/policy_hidden_activation
+    init: str = "torch"                     # nn.Linear's default init (ActionValueDistri); "orthogonal" for Regularized*
+    huber: bool = False                     # use_huber_loss
+    homogeneous_sigma: bool = True          # use_homogeneous_sigma_step_ratio
+    epi_step_scale: bool = True             # enable_epi_step_scale
     hidden: tuple[int, ...] = (256, 256, 256)
     gamma: float = 0.99
     tau: float = 0.005
     tau_b: float = 0.005                    # EMA rate of sigma_bar and Ubar_epi
-    lr: float = 3e-4
+    lr: float = 1e-4
     delay: int = 2
     batch_size: int = 256
     huber_delta: float = 50.0
     eps: float = 0.1
-    reward_scale: float = 50.0
+    reward_scale: float = 0.1
     log_std_bounds: tuple[float, float] = LOG_STD_BOUNDS["dsac"]
     alpha0: float = math.e
     target_entropy: float | None = None     # default -|A|
 
-    def validate(self, action_dim: int | None = None) -> "AgentConfig":
+    def validate(self) -> "AgentConfig":
         if self.critic not in ("plain", "gaussian"):
             raise ValueError(f"critic must be 'plain' or 'gaussian', got {self.critic!r}")
         if self.loss not in ("mse", "dsact", "aid"):
             raise ValueError(f"loss must be 'mse', 'dsact' or 'aid', got {self.loss!r}")
         if self.target not in ("min", "lcb") or self.actor_value not in ("min", "lcb"):
             raise ValueError(f"target / actor_value must be 'min' or 'lcb', got {self.target!r} / {self.actor_value!r}")
+        if self.activation not in ("relu", "gelu") or self.init not in ("torch", "orthogonal"):
+            raise ValueError(f"activation / init must be relu|gelu / torch|orthogonal, got {self.activation!r} / {self.init!r}")
         if self.next_action not in ("target", "online"):
             raise ValueError(f"next_action must be 'target' or 'online', got {self.next_action!r}")
         if self.n_critics < 1 or (self.n_critics < 2 and (self.target == "lcb" or self.actor_value == "lcb" or self.lam_u > 0 or self.target == "min")):
@@ -103,20 +113,35 @@ class AgentConfig:
                        eps=self.eps / factor**2, uncertainty_floor=self.uncertainty_floor / factor)
 
 
+RELEASED: dict[str, dict] = {
+    "gym-humanoid (1ea49cae)": dict(huber=False, homogeneous_sigma=True, lam_l=1.0, lam_u=1.0, beta0=0.2, beta_lr=5e-4,
+                                    reward_scale=0.1, norm=False, activation="gelu", init="torch", lr=1e-4),
+    "gym-ant (1ea49cae)": dict(huber=False, homogeneous_sigma=False, lam_l=0.5, lam_u=0.5, beta0=0.03, beta_lr=1.5e-4,
+                               reward_scale=0.1, norm=False, activation="gelu", init="torch", lr=1e-4),
+    "generic / DMC (640e85a4)": dict(huber=True, homogeneous_sigma=True, lam_l=0.71, lam_u=0.71, beta0=0.1, beta_lr=5e-3,
+                                     reward_scale=50.0, norm=True, activation="relu", init="orthogonal", lr=3e-4),
+}
+"""The official per-task hyper-parameters that differ (`example_train/dsacaid/...`); the chapter runs the first.
+Shared by all: N = 4, eps 0.1, delay 2, tau 0.005, gamma 0.99, 3 x 256 networks, batch 256, q threshold -1000,
+freeze_early_beta, enable_epi_step_scale, eval every 2 500 iterations on 10 episodes."""
+
 _SAC = dict(n_critics=2, critic="plain", loss="mse", target="min", actor_value="min", lam_l=0.0, lam_u=0.0, beta0=0.0,
-            adaptive_beta=False, next_action="online", norm=False, delay=1, log_std_bounds=LOG_STD_BOUNDS["sb3"])
+            adaptive_beta=False, next_action="online", norm=False, activation="relu", delay=1,
+            log_std_bounds=LOG_STD_BOUNDS["sb3"])
 _DSACT = dict(n_critics=2, critic="gaussian", loss="dsact", target="min", actor_value="min", lam_l=0.0, lam_u=0.0,
               beta0=0.0, adaptive_beta=False)
 AGENTS: dict[str, dict] = {
     "SAC": _SAC,
     "DSAC-T": _DSACT,
     "Ens-LCB": dict(lam_u=0.0, beta0=0.0, adaptive_beta=False),
+    "Mean-Ens": dict(lam_l=0.0, lam_u=0.0, beta0=0.0, adaptive_beta=False),
     "DSAC-AID": dict(),
     "AID w/o pi_b": dict(lam_u=0.0),
-    "AID beta=0.1 fixed": dict(beta0=0.1, adaptive_beta=False),
-    "AID beta=0.3 fixed": dict(beta0=0.3, adaptive_beta=False),
+    "AID beta fixed": dict(adaptive_beta=False),
+    "AID (Huber, generic/DMC)": RELEASED["generic / DMC (640e85a4)"],
 }
-"""Named agents: overrides of `AgentConfig` (the default is DSAC-AID with the code's hyper-parameters)."""
+"""Named agents: overrides of `AgentConfig` (the default is DSAC-AID with the released Gym-MuJoCo hyper-parameters).
+Mean-Ens (no pessimism at all, lambda_L = beta = 0) is the agent of the brief's tabular prototype."""
 
 
 def agent_config(name: str, **overrides) -> AgentConfig:
@@ -146,37 +171,47 @@ class _ElementwiseAdam:
 class BatchedAgent(nn.Module):
     """S seeds of one agent. Observations (S, B, obs_dim), actions in [-1, 1]^act_dim, shape (S, B, act_dim)."""
 
-    def __init__(self, config: AgentConfig, obs_dim: int, act_dim: int, n_seeds: int, seed: int = 0):
+    def __init__(self, config: AgentConfig, obs_dim: int, act_dim: int, n_seeds: int, seed: int = 0,
+                 device: torch.device | str | None = None):
         super().__init__()
-        self.cfg = c = config.validate(act_dim)
+        self.cfg = c = config.validate()
         if obs_dim < 1 or act_dim < 1 or n_seeds < 1:
             raise ValueError(f"obs_dim, act_dim and n_seeds must be >= 1, got {obs_dim}, {act_dim}, {n_seeds}")
         self.obs_dim, self.act_dim, self.S, self.N = obs_dim, act_dim, n_seeds, c.n_critics
+        # every random draw comes from this CPU generator and is moved to the device: the same seed gives the
+        # same draws on a CPU and on a GPU
         self.gen = torch.Generator().manual_seed(int(seed))
         out = 2 if c.critic == "gaussian" else 1
-        self.critic = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, norm=c.norm, generator=self.gen)
-        self.critic_target = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, norm=c.norm, generator=self.gen)
+        net = dict(norm=c.norm, activation=c.activation, init=c.init, generator=self.gen)
+        self.critic = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, **net)
+        self.critic_target = BatchedMLP(self.S * self.N, obs_dim + act_dim, c.hidden, out, **net)
         self.critic_target.load_state_dict(self.critic.state_dict())
-        self.actor = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
-        self.actor_target = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
+        self.actor = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, **net)
+        self.actor_target = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, **net)
         self.actor_target.load_state_dict(self.actor.state_dict())
-        self.behaviour = (BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, norm=c.norm, generator=self.gen)
-                          if c.lam_u > 0 else None)
+        self.behaviour = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, **net) if c.lam_u > 0 else None
         for p in (*self.critic_target.parameters(), *self.actor_target.parameters()):
             p.requires_grad_(False)
         self.log_alpha = nn.Parameter(torch.full((self.S,), math.log(c.alpha0)))
         self.target_entropy = float(-act_dim if c.target_entropy is None else c.target_entropy)
+        self.register_buffer("sigma_bar", torch.zeros(self.S, self.N, 1))
+        self.register_buffer("u_epi_bar", torch.zeros(self.S, 1, 1))
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+        self.to(self.device)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=c.lr)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=c.lr)
         self.behaviour_opt = torch.optim.Adam(self.behaviour.parameters(), lr=c.lr) if self.behaviour is not None else None
         self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=c.lr)
         self.beta = np.full(self.S, c.beta0, dtype=float)
         self._beta_opt = _ElementwiseAdam(self.S, c.beta_lr)
-        self.register_buffer("sigma_bar", torch.zeros(self.S, self.N, 1))
-        self.register_buffer("u_epi_bar", torch.zeros(self.S, 1, 1))
-        self.u_bar = np.zeros(self.S)   # EMA of lambda_L * mean uncertainty (the beta loss's normaliser)
+        self.beta_frozen = np.full(self.S, bool(c.freeze_early_beta))   # the trainer's latch (freeze_early_beta)
+        self.u_bar = np.zeros(self.S)   # EMA of lambda_L * mean uncertainty at (s', a') (the beta loss's normaliser)
         self._sigma_bar_init = False
         self.n_updates = 0
+
+    def randn(self, *shape: int) -> torch.Tensor:
+        """Standard normal draws from the agent's CPU generator, on the agent's device."""
+        return torch.randn(shape, generator=self.gen).to(self.device)
 
     # ------------------------------------------------------------------ networks
     def critic_values(self, obs: torch.Tensor, act: torch.Tensor, target: bool = False, detach_params: bool = False):
@@ -206,7 +241,7 @@ class BatchedAgent(nn.Module):
         mean, log_std = self._dist(net, obs)
         std = log_std.exp()
         if noise is None:
-            noise = torch.randn(mean.shape, generator=self.gen)
+            noise = self.randn(*mean.shape)
         u = mean + std * noise
         a = torch.tanh(u)
         logp = (-0.5 * noise**2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)
@@ -226,7 +261,7 @@ class BatchedAgent(nn.Module):
         return self.log_alpha.detach().exp()
 
     def beta_t(self) -> torch.Tensor:
-        return torch.as_tensor(self.beta, dtype=torch.float32).reshape(self.S, 1)
+        return torch.as_tensor(self.beta, dtype=torch.float32, device=self.device).reshape(self.S, 1)
 
     @torch.no_grad()
     def act(self, obs, deterministic: bool = False, behaviour: bool = False) -> np.ndarray:
@@ -235,7 +270,7 @@ class BatchedAgent(nn.Module):
         ``deterministic``: the mode tanh(mean) of the exploit policy (evaluation); ``behaviour``: sample the
         optimistic pi_b when the agent has one (data collection), else pi.
         """
-        o = torch.as_tensor(np.asarray(obs, dtype=np.float32))
+        o = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
         squeeze = o.dim() == 2
         if squeeze:
             o = o.unsqueeze(1)
@@ -246,7 +281,7 @@ class BatchedAgent(nn.Module):
             a = torch.tanh(self._dist(self.actor, o)[0])
         else:
             a = self.sample(net, o)[0]
-        a = a.numpy()
+        a = a.cpu().numpy()
         return a[:, 0] if squeeze else a
 
     @torch.no_grad()
@@ -273,34 +308,50 @@ class BatchedAgent(nn.Module):
                 y_q = rew + cont * (qmin - alpha * logp2)
                 if st is not None:   # DSAC-T: z' from the smaller critic, shared by both members
                     s_k = st.gather(1, k.unsqueeze(1)).squeeze(1)
-                    xi = noise.get("z", torch.randn(s_k.shape, generator=self.gen))
+                    xi = noise["z"] if "z" in noise else self.randn(*s_k.shape)
                     xi = xi if xi.dim() == 2 else xi[:, 0]
                     y_z = (rew + cont * (qmin + s_k * xi.clamp(-3, 3) - alpha * logp2)).unsqueeze(1)
             else:
                 beta = self.beta_t()
                 lcb = L.aid_lcb(qt, st, c.lam_l, beta)
                 y_q = rew + cont * (lcb - alpha * logp2)
-                xi = noise.get("z", torch.randn(qt.shape, generator=self.gen))
+                xi = noise["z"] if "z" in noise else self.randn(*qt.shape)
                 y_z = rew.unsqueeze(1) + cont.unsqueeze(1) * (qt + st * xi.clamp(-3, 3) - alpha.unsqueeze(1) * logp2.unsqueeze(1))
-                out["u_epi_next"], out["u_ale_next"] = L.ensemble_uncertainty(qt, st)
+                ue_n, ua_n = L.ensemble_uncertainty(qt, st)
+                out["u_epi_next"], out["u_ale_next"] = ue_n, ua_n
+                # the code's beta normaliser: EMA of lambda_L * mean sqrt(U_epi' + (beta/lambda_L)^2 U_ale') at (s', a')
+                if c.lam_l > 0:
+                    unc = torch.sqrt(torch.clamp(ue_n + (beta / c.lam_l) ** 2 * ua_n, min=1e-8)).mean(dim=-1)
+                    out["uncertainty"] = (c.lam_l * unc).cpu().numpy()
         out["y_q"] = y_q
         q, sigma = self.critic_values(obs, act)
         if c.loss == "mse":
             out["critic"] = (0.5 * ((q - y_q.unsqueeze(1)) ** 2).mean(dim=-1).sum(dim=-1)).sum()
         else:
+            # the EMAs of the batch-mean sigma per member and of the ensemble variance advance with this batch
+            # *before* the loss, as in the code's _compute_loss_q (initialised from the first batch)
+            u_epi = q.detach().var(dim=1, unbiased=True)
             if not self._sigma_bar_init:
                 self.sigma_bar.copy_(sigma.detach().mean(dim=-1, keepdim=True))
-                if self.N > 1:
-                    self.u_epi_bar.copy_(q.detach().var(dim=1).mean(dim=-1).reshape(self.S, 1, 1))
+                self.u_epi_bar.copy_(u_epi.mean(dim=-1).reshape(self.S, 1, 1))
+                if "uncertainty" in out:
+                    self.u_bar = out["uncertainty"].astype(float)
                 self._sigma_bar_init = True
+            else:
+                self.sigma_bar.lerp_(sigma.detach().mean(dim=-1, keepdim=True), c.tau_b)
+                self.u_epi_bar.lerp_(u_epi.mean(dim=-1).reshape(self.S, 1, 1), c.tau_b)
+                if "uncertainty" in out:
+                    self.u_bar = (1 - c.tau_b) * self.u_bar + c.tau_b * out["uncertainty"]
             y_zb = L.clip_sample_target(y_z, q.detach(), self.sigma_bar)
             if c.loss == "dsact":
                 per_seed = L.dsact_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, eps=c.eps)
-            else:
-                u_epi = q.detach().var(dim=1, unbiased=True)
+            elif c.huber:
                 per_seed = L.aid_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, u_epi, self.u_epi_bar,
                                       eps=c.eps, delta=c.huber_delta)
-                out["u_epi"] = u_epi
+            else:
+                per_seed = L.aid_release_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, u_epi, self.u_epi_bar,
+                                              eps=c.eps, homogeneous=c.homogeneous_sigma, epi_step_scale=c.epi_step_scale)
+            out["u_epi"] = u_epi
             out["critic"] = per_seed.sum()
             out["sigma"] = sigma.detach()
         out["q"] = q.detach()
@@ -336,12 +387,6 @@ class BatchedAgent(nn.Module):
                 o.zero_grad(set_to_none=True)
             (out["actor"] + out["alpha"] + (out["behaviour"] if self.behaviour is not None else 0.0)).backward()
         self.critic_opt.step()
-        if "sigma" in out:   # EMAs of the batch-mean sigma per member and of the ensemble variance
-            self.sigma_bar.lerp_(out["sigma"].mean(dim=-1, keepdim=True), c.tau_b)
-            if "u_epi" in out:
-                self.u_epi_bar.lerp_(out["u_epi"].mean(dim=-1).reshape(self.S, 1, 1), c.tau_b)
-                unc = (out["u_epi"].mean(-1) + out["sigma"].pow(2).mean(dim=(1, 2))).sqrt().numpy()
-                self.u_bar = (1 - c.tau_b) * self.u_bar + c.tau_b * c.lam_l * unc
         self.n_updates += 1
         if policy_step:
             for o in opts:
@@ -351,8 +396,9 @@ class BatchedAgent(nn.Module):
         return {"critic_loss": float(out["critic"].detach()), "q_mean": float(out["q"].mean())}
 
     def update_beta(self, bias: np.ndarray) -> np.ndarray:
-        """The code's one-sided beta feedback (brief §2.2), called at evaluation events with the measured bias b:
-        b <= 0.2 q_thr is frozen to 0 (freeze_early_beta); b > 0: no update; else one Adam step on
+        """The code's one-sided beta feedback (`off_serial_dsacaid_trainer`, `DSACAID.local_update`), called at
+        evaluation events with the measured bias b: with freeze_early_beta beta stays frozen until the first event
+        with b > 0.2 q_thr, then never again (a latch); b > 0: no update; else one Adam step on
         -beta * max(b, q_thr) / max(Ubar, floor), then beta = max(beta, 0). Returns the new beta (S,)."""
         c = self.cfg
         b = np.asarray(bias, dtype=float).reshape(-1)
@@ -361,8 +407,8 @@ class BatchedAgent(nn.Module):
         if not c.adaptive_beta:
             return self.beta.copy()
         if c.freeze_early_beta:
-            b = np.where(b <= 0.2 * c.q_bias_threshold, 0.0, b)
-        mask = b < 0   # b > 0: no update; b = 0 (frozen or exact): zero gradient, Adam would not move
+            self.beta_frozen &= ~(b > 0.2 * c.q_bias_threshold)
+        mask = (b < 0) & ~self.beta_frozen   # b > 0: no update; b = 0: zero gradient, Adam would not move
         grad = -np.maximum(b, c.q_bias_threshold) / np.maximum(self.u_bar, c.uncertainty_floor)
         self.beta = np.maximum(self._beta_opt.step(self.beta, grad, mask), 0.0)
         return self.beta.copy()

@@ -20,8 +20,14 @@ import numpy as np
 from gymnasium import spaces
 
 JACKPOT_ENV_ID = "JackpotLine-v0"
-VARIANTS = {"trap": 0.7, "treasure": 1.4}
-"""Jackpot mean m per variant (the bank pays 1 per step)."""
+VARIANTS: dict[str, dict] = {
+    "trap": dict(mean=0.7),                           # worse than the bank in mean, sd 2.1
+    "treasure": dict(mean=1.4),                       # better than the bank in mean: pessimism must not refuse it
+    "trap-clean": dict(mean=0.7, jackpot=0.7),        # negative control: J = m pays m every step, no noise
+    "planted": dict(mean=0.7, early_mean=2.8),        # positive control: the jackpot pays 2.8 in mean until
+                                                      # `switch_step` env steps, then 0.7 (an injected overvaluation)
+}
+"""JackpotLine keyword arguments per named variant (the bank pays 1 per step)."""
 
 
 def _check_jackpot_args(jackpot: float, mean: float, bank_edge: float, jackpot_edge: float, step_size: float,
@@ -54,8 +60,14 @@ class JackpotLine(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, jackpot: float = 7.0, mean: float = 0.7, bank_edge: float = -0.8, jackpot_edge: float = 0.8,
-                 step_size: float = 0.2, horizon: int = 50, bank_reward: float = 1.0, start_width: float = 0.05):
+                 step_size: float = 0.2, horizon: int = 50, bank_reward: float = 1.0, start_width: float = 0.05,
+                 early_mean: float | None = None, switch_step: int = 0):
         _check_jackpot_args(jackpot, mean, bank_edge, jackpot_edge, step_size, horizon, bank_reward)
+        if early_mean is not None:
+            _check_jackpot_args(jackpot, early_mean, bank_edge, jackpot_edge, step_size, horizon, bank_reward)
+        if switch_step < 0:
+            raise ValueError(f"JackpotLine: switch_step must be >= 0, got {switch_step}")
+        self.early_mean, self.switch_step, self.total_steps = early_mean, int(switch_step), 0
         self.jackpot, self.mean, self.bank_edge, self.jackpot_edge = float(jackpot), float(mean), float(bank_edge), float(jackpot_edge)
         self.step_size, self.horizon, self.bank_reward, self.start_width = float(step_size), int(horizon), float(bank_reward), float(start_width)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
@@ -74,10 +86,17 @@ class JackpotLine(gym.Env):
         self._t = 0
         return np.array([self._x], dtype=np.float32), {}
 
-    def expected_step(self, x: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Deterministic dynamics and *expected* reward, vectorised: (x', E r)."""
+    @property
+    def current_mean(self) -> float:
+        """The jackpot's mean now: `early_mean` for the first `switch_step` steps of this instance, then `mean`."""
+        return self.early_mean if self.early_mean is not None and self.total_steps < self.switch_step else self.mean
+
+    def expected_step(self, x: np.ndarray, a: np.ndarray, mean: np.ndarray | float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Deterministic dynamics and *expected* reward, vectorised: (x', E r); ``mean`` overrides the jackpot mean
+        (one per row for several environments at once)."""
+        m = self.current_mean if mean is None else mean
         x2 = np.clip(np.asarray(x, float) + self.step_size * np.clip(np.asarray(a, float), -1.0, 1.0), -1.0, 1.0)
-        r = np.where(x2 <= self.bank_edge, self.bank_reward, np.where(x2 >= self.jackpot_edge, self.mean, 0.0))
+        r = np.where(x2 <= self.bank_edge, self.bank_reward, np.where(x2 >= self.jackpot_edge, m, 0.0))
         return x2, r
 
     def step(self, action):
@@ -85,10 +104,11 @@ class JackpotLine(gym.Env):
         x2, clean = self.expected_step(np.array([self._x]), np.array([a]))
         self._x = float(x2[0])
         if self._x >= self.jackpot_edge:
-            reward = self.jackpot * float(self.np_random.random() < self.mean / self.jackpot)
+            reward = self.jackpot * float(self.np_random.random() < self.current_mean / self.jackpot)
         else:
             reward = float(clean[0])
         self._t += 1
+        self.total_steps += 1
         obs = np.array([self._x], dtype=np.float32)
         return obs, reward, False, self._t >= self.horizon, {"clean_reward": float(clean[0])}
 
@@ -109,29 +129,32 @@ def make_jackpot(variant: str = "trap", **kwargs) -> JackpotLine:
     if variant not in VARIANTS:
         raise ValueError(f"unknown JackpotLine variant {variant!r}; valid: {', '.join(VARIANTS)}")
     register_envs()
-    return gym.make(JACKPOT_ENV_ID, mean=VARIANTS[variant], disable_env_checker=True, **kwargs).unwrapped
+    return gym.make(JACKPOT_ENV_ID, disable_env_checker=True, **{**VARIANTS[variant], **kwargs}).unwrapped
 
 
 def true_q(env: JackpotLine, x0: np.ndarray, a0: np.ndarray, policy: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-           gamma: float, alpha: np.ndarray | float = 0.0, tol: float = 1e-8) -> np.ndarray:
+           gamma: float, alpha: np.ndarray | float = 0.0, tol: float = 1e-8, mean: np.ndarray | float | None = None,
+           reward_scale: float = 1.0) -> np.ndarray:
     """Variance-free soft Monte-Carlo value Q^pi(x0, a0) of a deterministic policy, vectorised over x0.
 
     Q = sum_t gamma^t E r_t - sum_{t>=1} gamma^t alpha log pi(a_t | x_t): expected rewards along the
     deterministic trajectory, untruncated (the critic bootstraps through the time limit, so it estimates
-    the infinite-horizon value), stopped once gamma^t < tol. ``policy(x) -> (action, log_prob)``.
+    the infinite-horizon value), stopped once gamma^t < tol. ``policy(x) -> (action, log_prob)``. Rewards are
+    multiplied by ``reward_scale`` (kappa; the entropy terms are in the agent's units already); ``mean``: the jackpot
+    mean per row (several environments that differ only in it), else the environment's current one.
     """
     if not 0 <= gamma < 1:
         raise ValueError(f"gamma must lie in [0, 1), got {gamma}")
     x = np.asarray(x0, float).copy()
-    x, r = env.expected_step(x, a0)
-    total, disc = r.copy(), 1.0
+    x, r = env.expected_step(x, a0, mean)
+    total, disc = reward_scale * r, 1.0
     alpha = np.asarray(alpha, float)
     n = int(math.ceil(math.log(tol) / math.log(gamma))) if gamma > 0 else 0
     for _ in range(n):
         disc *= gamma
         a, logp = policy(x)
-        x2, r = env.expected_step(x, a)
-        total = total + disc * (r - alpha * np.asarray(logp, float))
+        x2, r = env.expected_step(x, a, mean)
+        total = total + disc * (reward_scale * r - alpha * np.asarray(logp, float))
         x = x2
     return total
 

@@ -1,14 +1,20 @@
-"""The chapter's experiments: JackpotLine (trap / treasure), NoisyPendulum, Hopper-v5 (+ noise).
+"""The chapter's experiments: JackpotLine (trap / treasure and the controls), NoisyPendulum, Hopper-v5 (+ noise).
 
 `run_jackpot` trains one agent on every (variant, seed) pair as one batched agent and records, every
-`eval_every` env steps: the bias b = Q_hat(s0, pi(s0)) - Q^pi(s0, pi(s0)) against the variance-free soft
-Q^pi (`envs.true_q`, stochastic pi, expected rewards), sqrt(U_epi) and sqrt(U_ale) at the jackpot and bank
-zones, where the mode policy ends, beta and the soft-MC bias that drives it.
+`eval_every` env steps, in raw reward units (the agent's values divided by the reward scale kappa):
+
+* the bias where the impulse lives, for every agent: ``bias_noisy`` = Q_hat(s0, +1) - Q^pi(s0, +1), the value of
+  the option that heads for the noisy jackpot, and ``bias_jackpot`` at the jackpot probe (x, a) = (0.9, 0.5);
+* ``bias`` = Q_hat(s0, pi(s0)) - Q^pi(s0, pi(s0)) along the actor's own choice (mostly the bank path);
+* the paper's trajectory bias for every agent (`training.soft_mc_bias`, clean and noisy rewards), which also
+  drives DSAC-AID's beta;
+* sqrt(U_epi), sqrt(U_ale) at the jackpot and bank zones, where the mode policy ends, beta.
+
+Q^pi is the variance-free soft value of the stochastic exploit policy (`envs.true_q`, expected rewards).
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
@@ -24,9 +30,11 @@ JACKPOT_PROBE = {"jackpot": (0.9, 0.5), "bank": (-0.9, -0.5)}
 
 
 def toy_config(name: str, cfg: dict) -> AgentConfig:
-    """A named agent at the toy's sizes; the code's reward-scale-50 constants scaled to reward scale 1."""
+    """A named agent at the toy's sizes. The released Gym-MuJoCo configuration already runs at the toy's reward
+    scale (0.1); a configuration at another scale (the generic / DMC one, 50) has its scale-bound constants
+    rescaled (`AgentConfig.scaled`)."""
     base = agent_config(name, hidden=tuple(cfg["hidden"]), batch_size=cfg["batch"], gamma=cfg["gamma"], lr=cfg["lr"],
-                        tau=cfg["tau"])
+                        tau=cfg["tau"], alpha0=cfg["alpha0"])
     return base.scaled(base.reward_scale / cfg["reward_scale"]) if base.reward_scale != cfg["reward_scale"] else base
 
 
@@ -46,103 +54,110 @@ class JackpotRun:
         return self.log.series(key)[:, self.select(variant)]
 
 
-def jackpot_evaluator(envs: list[JackpotLine], rollouts: int, mc_episodes: int):
-    """The per-event diagnostics of `run_jackpot` (one env per batched seed)."""
+def jackpot_evaluator(envs: list[JackpotLine], rollouts: int, mc_episodes: int, mc_first_steps: int,
+                      mc_env: callable, seeds: list[int]):
+    """The per-event diagnostics of `run_jackpot` (``envs``: the training environments, one per batched seed, read
+    for their current jackpot mean; ``mc_env(s)``: a fresh environment for the soft-MC evaluator)."""
     S = len(envs)
-    means = np.array([e.mean for e in envs])
+    e0 = envs[0]
 
     def evaluate(agent: BatchedAgent) -> dict[str, np.ndarray]:
         gen = torch.Generator().manual_seed(12345)
+        dev, kappa = agent.device, agent.cfg.reward_scale
+        means = np.array([e.current_mean for e in envs])[:, None]
+        alpha = agent.alpha.cpu().numpy()[:, None]
+
+        def policy(x):
+            o = torch.as_tensor(x, dtype=torch.float32, device=dev).unsqueeze(-1)
+            a, logp = agent.sample(agent.actor, o, torch.randn(S, x.shape[1], 1, generator=gen).to(dev))
+            return a[..., 0].cpu().numpy(), logp.cpu().numpy()
+
+        def q_true(x, a):   # (S,) raw reward units, mean over `rollouts` stochastic continuations
+            xs = np.broadcast_to(np.asarray(x, float).reshape(-1, 1), (S, rollouts)).copy()
+            as_ = np.broadcast_to(np.asarray(a, float).reshape(-1, 1), (S, rollouts)).copy()
+            return true_q(e0, xs, as_, policy, agent.cfg.gamma, alpha, tol=1e-6, mean=means, reward_scale=kappa).mean(1) / kappa
+
+        def q_hat(x, a):    # the value the exploit actor maximises, and the ensemble mean
+            o, at = torch.full((S, 1, 1), float(x), device=dev), torch.as_tensor(np.reshape(a, (S, 1, 1)), dtype=torch.float32, device=dev)
+            q, _ = agent.critic_values(o, at)
+            return agent.value_estimate(o, at)[:, 0].cpu().numpy() / kappa, q.mean(dim=1)[:, 0].cpu().numpy() / kappa
+
         with torch.no_grad():
-            o0 = torch.zeros(S, 1, 1)
-            a0 = torch.tanh(agent._dist(agent.actor, o0)[0])
-            q_hat = agent.value_estimate(o0, a0)[:, 0].numpy()
-            q, sig = agent.critic_values(o0, a0)
-            q_bar = q.mean(dim=1)[:, 0].numpy()
-            alpha = agent.alpha.numpy()[:, None]
-
-            def policy(x):
-                a, logp = agent.sample(agent.actor, torch.as_tensor(x, dtype=torch.float32).unsqueeze(-1),
-                                       torch.randn(S, x.shape[1], 1, generator=gen))
-                return a[..., 0].numpy(), logp.numpy()
-
-            x0 = np.zeros((S, rollouts))
-            a0r = np.repeat(a0[:, :, 0].numpy(), rollouts, axis=1)
-            qt = _true_q_batched(envs, x0, a0r, policy, agent.cfg.gamma, alpha, agent.cfg.reward_scale)
-            q_true = qt.mean(axis=1)
-            rec = {"q_hat": q_hat, "q_bar": q_bar, "q_true": q_true, "bias": q_hat - q_true, "bias_mean": q_bar - q_true}
-            if sig is not None and agent.N > 1:
+            a0 = np.tanh(agent._dist(agent.actor, torch.zeros(S, 1, 1, device=dev))[0][:, 0, 0].cpu().numpy())
+            rec: dict[str, np.ndarray] = {}
+            for key, x, a in (("", 0.0, a0), ("_noisy", 0.0, np.ones(S)), ("_jackpot", JACKPOT_PROBE["jackpot"][0],
+                                                                              np.full(S, JACKPOT_PROBE["jackpot"][1]))):
+                qh, qb = q_hat(x, a)
+                qt = q_true(x, a)
+                rec[f"q_hat{key}"], rec[f"q_true{key}"] = qh, qt
+                rec[f"bias{key}"], rec[f"bias_mean{key}"] = qh - qt, qb - qt
+            if agent.cfg.critic == "gaussian" and agent.N > 1:
                 for zone, (x, a) in JACKPOT_PROBE.items():
-                    qz, sz = agent.critic_values(torch.full((S, 1, 1), x), torch.full((S, 1, 1), a))
+                    qz, sz = agent.critic_values(torch.full((S, 1, 1), x, device=dev), torch.full((S, 1, 1), a, device=dev))
                     ue, ua = L.ensemble_uncertainty(qz, sz)
-                    rec[f"sqrt_u_epi_{zone}"] = ue[:, 0].sqrt().numpy()
-                    rec[f"sqrt_u_ale_{zone}"] = ua[:, 0].sqrt().numpy()
+                    rec[f"sqrt_u_epi_{zone}"] = ue[:, 0].sqrt().cpu().numpy() / kappa
+                    rec[f"sqrt_u_ale_{zone}"] = ua[:, 0].sqrt().cpu().numpy() / kappa
             # where the mode policy ends after one episode from x = 0 (deterministic dynamics)
             x = np.zeros(S)
             clean_return = np.zeros(S)
-            for _ in range(envs[0].horizon):
-                a = np.tanh(agent._dist(agent.actor, torch.as_tensor(x, dtype=torch.float32).reshape(S, 1, 1))[0][:, 0, 0].numpy())
-                x2 = np.clip(x + envs[0].step_size * a, -1, 1)
-                clean_return += np.where(x2 <= envs[0].bank_edge, 1.0, np.where(x2 >= envs[0].jackpot_edge, means, 0.0))
-                x = x2
+            for _ in range(e0.horizon):
+                a = np.tanh(agent._dist(agent.actor, torch.as_tensor(x, dtype=torch.float32, device=dev).reshape(S, 1, 1))[0][:, 0, 0].cpu().numpy())
+                x, r = e0.expected_step(x, a, means[:, 0])
+                clean_return += r
             rec["end_x"] = x
-            rec["end_zone"] = envs[0].zone(x).astype(float)
+            rec["end_zone"] = e0.zone(x).astype(float)
             rec["clean_return"] = clean_return
+        mc = soft_mc_bias(agent, mc_env, seeds, mc_episodes, mc_first_steps, e0.horizon)
+        rec["mc_bias_scaled"] = mc["bias"]                      # the agent's units: what drives beta
+        rec["mc_bias_traj"] = mc["bias"] / kappa
+        rec["mc_bias_traj_clean"] = mc["bias_clean"] / kappa
         return rec
 
     return evaluate
 
 
-def _true_q_batched(envs: list[JackpotLine], x0: np.ndarray, a0: np.ndarray, policy, gamma: float, alpha: np.ndarray,
-                    reward_scale: float = 1.0, tol: float = 1e-6) -> np.ndarray:
-    """`envs.true_q` for S environments at once (they differ only in the jackpot mean): (S, R) values,
-    kappa sum_t gamma^t E r_t - sum_{t>=1} gamma^t alpha log pi(a_t | x_t), stochastic pi, expected rewards."""
-    means = np.array([e.mean for e in envs])[:, None]
-    e0 = envs[0]
-
-    def step(x, a):
-        x2 = np.clip(x + e0.step_size * np.clip(a, -1, 1), -1, 1)
-        r = np.where(x2 <= e0.bank_edge, e0.bank_reward, np.where(x2 >= e0.jackpot_edge, means, 0.0))
-        return x2, r
-
-    x, r = step(x0, a0)
-    total, disc = reward_scale * r, 1.0
-    for _ in range(int(math.ceil(math.log(tol) / math.log(gamma)))):
-        disc *= gamma
-        a, logp = policy(x)
-        x2, r = step(x, a)
-        total = total + disc * (reward_scale * r - alpha * logp)
-        x = x2
-    return total
-
-
 def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: dict, seed: int = 0,
-                show_progress: bool = True) -> JackpotRun:
-    """Train `agent_name` on every variant x seed as one batched agent (seeds paired across agents)."""
+                show_progress: bool = True, env_kwargs: dict[str, dict] | None = None,
+                device: torch.device | str | None = None) -> JackpotRun:
+    """Train `agent_name` on every variant x seed as one batched agent (seeds paired across agents and variants).
+
+    ``env_kwargs[variant]`` overrides that variant's JackpotLine arguments (e.g. ``jackpot=J`` for a noise
+    level); the ``planted`` variant switches its jackpot mean after ``cfg["planted_switch"]`` x steps env steps."""
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be >= 1, got {n_seeds}")
+    env_kwargs = dict(env_kwargs or {})
     for v in variants:
         if v not in VARIANTS:
             raise ValueError(f"unknown variant {v!r}; valid: {', '.join(VARIANTS)}")
+    if "planted" in variants:
+        env_kwargs["planted"] = {"switch_step": int(cfg["planted_switch"] * cfg["steps"]), **env_kwargs.get("planted", {})}
     per = [v for v in variants for _ in range(n_seeds)]
     seeds = [seed * 100 + k for _ in variants for k in range(n_seeds)]
     ac = toy_config(agent_name, cfg)
-    agent = BatchedAgent(ac, 1, 1, len(per), seed=seed * 7919 + 17)
-    envs = [make_jackpot(v) for v in per]
-    evaluate = jackpot_evaluator(envs, cfg["mc_rollouts"], cfg["mc_episodes"])
-    beta_bias = None
-    if ac.adaptive_beta:
-        beta_bias = lambda ag: soft_mc_bias(ag, lambda s: make_jackpot(per[s]), seeds, cfg["mc_episodes"],
-                                            cfg["mc_first_steps"], envs[0].horizon)["bias"]
-    log = train(agent, lambda s: make_jackpot(per[s]), seeds, cfg["steps"], warmup=cfg["warmup"], eval_every=cfg["eval_every"],
-                evaluate=evaluate, beta_bias=beta_bias, desc=f"{agent_name} on {'+'.join(variants)}",
+    agent = BatchedAgent(ac, 1, 1, len(per), seed=seed * 7919 + 17, device=device)
+    train_envs = [make_jackpot(v, **env_kwargs.get(v, {})) for v in per]
+
+    def mc_env(s: int) -> JackpotLine:   # a fresh copy at the training environment's current jackpot mean
+        kw = {**env_kwargs.get(per[s], {}), "mean": train_envs[s].current_mean, "early_mean": None, "switch_step": 0}
+        return make_jackpot(per[s], **kw)
+
+    evaluate = jackpot_evaluator(train_envs, cfg["mc_rollouts"], cfg["mc_episodes"], cfg["mc_first_steps"], mc_env, seeds)
+    cache: dict = {}
+
+    def evaluate_and_keep(ag):
+        cache["r"] = evaluate(ag)
+        return cache["r"]
+
+    beta_bias = (lambda ag: cache["r"]["mc_bias_scaled"]) if ac.adaptive_beta else None
+    log = train(agent, lambda s: train_envs[s], seeds, cfg["steps"], warmup=cfg["warmup"], eval_every=cfg["eval_every"],
+                evaluate=evaluate_and_keep, beta_bias=beta_bias, desc=f"{agent_name} on {'+'.join(variants)}",
                 show_progress=show_progress)
     return JackpotRun(agent_name, per, seeds, log, cfg["steps"], agent)
 
 
 def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps: int, frac: float = 0.1) -> dict[str, np.ndarray]:
-    """The impulse test per seed (issue C3): an interior maximum b_max > 0 of the bias curve in the first half
-    of training with b_max - b_final >= frac |Q^pi(s0)| (final Q^pi). ``bias``, ``q_true``: (n_evals, S)."""
+    """The impulse test per seed: an interior maximum b_max > 0 of the bias curve in the first half of training
+    with b_max - b_final >= frac |Q^pi| (final Q^pi of the same state-action). ``bias``, ``q_true``: (n_evals, S)."""
     bias, q_true, steps = np.asarray(bias, float), np.asarray(q_true, float), np.asarray(steps)
     if bias.ndim != 2 or bias.shape != q_true.shape or bias.shape[0] != steps.size:
         raise ValueError(f"impulse: bias and q_true must be (n_evals, S) with n_evals = len(steps), got {bias.shape}, {q_true.shape}")
@@ -164,6 +179,12 @@ def ratio_after(run: JackpotRun, variant: str, zone: str, frac: float = 0.25) ->
     return (e[late] / a[late]).mean(axis=0)
 
 
+def late_mean(run: JackpotRun, key: str, variant: str, frac: float = 0.5) -> np.ndarray:
+    """Per seed: the mean of a recorded series over the evaluation events after `frac` of training."""
+    steps = np.array(run.log.steps)
+    return run.series(key, variant)[steps > frac * run.steps].mean(axis=0)
+
+
 # ----------------------------------------------------------------------------- continuous control
 
 def make_noisy(env_id: str, sigma: float):
@@ -173,16 +194,16 @@ def make_noisy(env_id: str, sigma: float):
 
 
 def run_control(agent_name: str, env_id: str, sigma: float, n_seeds: int, cfg: dict, seed: int = 0,
-                show_progress: bool = True, **overrides) -> tuple[TrainLog, BatchedAgent]:
+                show_progress: bool = True, device: torch.device | str | None = None, **overrides) -> tuple[TrainLog, BatchedAgent]:
     """Train an agent on `env_id` with reward noise sigma (NoisyReward), recording the soft-MC bias against the
     clean and the noisy rewards and the clean return of the mode policy at every evaluation event."""
     probe = gym.make(env_id, disable_env_checker=True)
     od, ad = probe.observation_space.shape[0], probe.action_space.shape[0]
     ac = agent_config(agent_name, hidden=tuple(cfg["hidden"]), batch_size=cfg["batch"], gamma=cfg["gamma"], lr=cfg["lr"],
-                      tau=cfg["tau"], **overrides)
+                      tau=cfg["tau"], alpha0=cfg["alpha0"], **overrides)
     if ac.reward_scale != cfg["reward_scale"]:
         ac = ac.scaled(ac.reward_scale / cfg["reward_scale"])
-    agent = BatchedAgent(ac, od, ad, n_seeds, seed=seed * 7919 + 29)
+    agent = BatchedAgent(ac, od, ad, n_seeds, seed=seed * 7919 + 29, device=device)
     seeds = [seed * 100 + k for k in range(n_seeds)]
     make = make_noisy(env_id, sigma)
     ev = lambda ag: soft_mc_bias(ag, make, seeds, cfg["eval_episodes"], cfg["eval_first_steps"], cfg["eval_max_steps"])

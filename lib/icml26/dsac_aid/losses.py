@@ -1,6 +1,10 @@
-"""Critic targets and losses of SAC, DSAC-T and DSAC-AID (research brief §2.1-2.2).
+"""Critic targets and losses of SAC, DSAC-T and DSAC-AID (research brief §2.1-2.2; official code
+`gops/algorithm/dsacaid.py`, `DSACAID._compute_loss_q`, commit 640e85a4).
 
-Shapes: S seeds, N ensemble members, B batch; tensors are (S, N, B) or (S, B).
+The paper's text is not public, so the equations are cited from the official code. Two critic losses:
+`aid_release_loss` (``use_huber_loss=False``, the released Gym-MuJoCo configurations, the chapter's default)
+and `aid_loss` (the Huber branch of the generic / DMC script). Shapes: S seeds, N ensemble members, B batch;
+tensors are (S, N, B) or (S, B).
 """
 from __future__ import annotations
 
@@ -64,13 +68,45 @@ def dsact_loss(q: torch.Tensor, sigma: torch.Tensor, y_q: torch.Tensor, y_zb: to
     return (factor * (lq + ls)).mean(dim=-1).sum(dim=-1)
 
 
+def aid_release_loss(q: torch.Tensor, sigma: torch.Tensor, y_q: torch.Tensor, y_zb: torch.Tensor, sigma_bar: torch.Tensor,
+                     u_epi: torch.Tensor, u_epi_bar: torch.Tensor, eps: float = 0.1, homogeneous: bool = True,
+                     epi_step_scale: bool = True) -> torch.Tensor:
+    """The DSAC-AID critic loss of the released Gym-MuJoCo configurations (``use_huber_loss=False``), per seed:
+
+    L_i = -E[ rho_q,i Q_i (y_q - Q_i)^sg + rho_sigma,i sigma_i ((Q_i^sg - y_zb,i)^2 - sigma_i^sg2) / d_i ],
+    rho_q = (sigma_bar_i^2 + Ubar_epi + eps) / (sigma_i^sg2 + U_epi(s, a) + eps)    (``epi_step_scale``; else
+            without the two U_epi terms),
+    homogeneous (humanoid):     rho_sigma = (sigma_bar_i^2 + eps) / (sigma_i^sg2 + eps), d_i = sigma_i^sg + eps;
+    non-homogeneous (ant):      rho_sigma = (sigma_bar_i^2 + eps) / (sigma_i^sg3 + eps), d_i = 1;
+    summed over members, eps = 0.1, no clipping of the ratios (the code clips them only in the Huber branch).
+
+    Its gradient in Q_i is rho_q (Q_i - y_q): a weighted least-squares fit of the *mean* target; its gradient in
+    sigma_i vanishes where E[(Q - y_zb)^2] = sigma^2: the variance fixed point of the Gaussian NLL (Theory).
+    """
+    qs, ss = q.detach(), sigma.detach().clamp_min(0.0)
+    if epi_step_scale:
+        rho_q = (sigma_bar**2 + u_epi_bar + eps) / (ss**2 + u_epi.unsqueeze(1) + eps)
+    else:
+        rho_q = (sigma_bar**2 + eps) / (ss**2 + eps)
+    resid = (qs - y_zb) ** 2 - ss**2
+    if homogeneous:
+        ls = (sigma_bar**2 + eps) / (ss**2 + eps) * sigma * resid / (ss + eps)
+    else:
+        ls = (sigma_bar**2 + eps) / (ss**3 + eps) * sigma * resid
+    lq = rho_q * q * (y_q - qs)
+    return -(lq + ls).mean(dim=-1).sum(dim=-1)
+
+
 def aid_loss(q: torch.Tensor, sigma: torch.Tensor, y_q: torch.Tensor, y_zb: torch.Tensor, sigma_bar: torch.Tensor,
              u_epi: torch.Tensor, u_epi_bar: torch.Tensor, eps: float = 0.1, delta: float = 50.0) -> torch.Tensor:
-    """The DSAC-AID critic loss with gradient modulation (brief §2.2, `use_huber_loss`), per seed:
+    """The DSAC-AID critic loss of the generic / DMC script (640e85a4, `use_huber_loss=True`), per seed:
 
     L_i = E[ rho_q Huber_delta(Q_i, y_q) + rho_sigma Huber_delta(sigma_i^2, (Q_i^sg - y_zb_i)^2) / (2 sigma_i^sg2 + eps) ],
     rho_q = clip((sigma_bar_i^2 + Ubar_epi + eps) / (sigma_i^sg2 + U_epi(s, a) + eps), 0.1, 10),
     rho_sigma = clip((sigma_bar_i^2 + eps) / (sigma_i^sg2 + eps), 0.01, 100); summed over members.
+
+    With delta small against the reward's jumps this fits the Huber *location* of the target, not its mean (on a
+    7 Bernoulli(0.1) reward with delta = 1: p / (1 - p) = 0.11 against the mean 0.7; `tests/test_dsac_aid.py`).
     """
     qs, ss2 = q.detach(), sigma.detach() ** 2
     rho_q = ((sigma_bar**2 + u_epi_bar + eps) / (ss2 + u_epi.unsqueeze(1) + eps)).clamp(0.1, 10.0)

@@ -7,7 +7,6 @@ bias b = mean_t (Q_hat_t - G_t) over the first steps; it drives beta.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,15 +22,16 @@ from .agents import BatchedAgent
 class BatchedReplay:
     """S replay buffers of equal size in one set of tensors; `sample` draws B indices per seed."""
 
-    def __init__(self, n_seeds: int, capacity: int, obs_dim: int, act_dim: int):
+    def __init__(self, n_seeds: int, capacity: int, obs_dim: int, act_dim: int, device: torch.device | str = "cpu"):
         if n_seeds < 1 or capacity < 1:
             raise ValueError(f"n_seeds and capacity must be >= 1, got {n_seeds}, {capacity}")
-        self.S, self.capacity = n_seeds, capacity
-        self.obs = torch.zeros(n_seeds, capacity, obs_dim)
-        self.next_obs = torch.zeros(n_seeds, capacity, obs_dim)
-        self.act = torch.zeros(n_seeds, capacity, act_dim)
-        self.rew = torch.zeros(n_seeds, capacity)
-        self.done = torch.zeros(n_seeds, capacity)
+        self.S, self.capacity, self.device = n_seeds, capacity, torch.device(device)
+        z = dict(device=self.device)
+        self.obs = torch.zeros(n_seeds, capacity, obs_dim, **z)
+        self.next_obs = torch.zeros(n_seeds, capacity, obs_dim, **z)
+        self.act = torch.zeros(n_seeds, capacity, act_dim, **z)
+        self.rew = torch.zeros(n_seeds, capacity, **z)
+        self.done = torch.zeros(n_seeds, capacity, **z)
         self.pos, self.size = 0, 0
 
     def add(self, obs, act, rew, next_obs, done) -> None:
@@ -41,17 +41,17 @@ class BatchedReplay:
         for name, x in (("obs", obs), ("next_obs", next_obs), ("act", act)):
             if not np.all(np.isfinite(np.asarray(x, dtype=np.float64))):
                 raise ValueError(f"{name} reaching the buffer must be finite")
-        i = self.pos
-        self.obs[:, i] = torch.as_tensor(np.asarray(obs, np.float32))
-        self.next_obs[:, i] = torch.as_tensor(np.asarray(next_obs, np.float32))
-        self.act[:, i] = torch.as_tensor(np.asarray(act, np.float32))
-        self.rew[:, i] = torch.as_tensor(rew, dtype=torch.float32)
-        self.done[:, i] = torch.as_tensor(np.asarray(done, np.float32).reshape(self.S))
+        i, d = self.pos, self.device
+        self.obs[:, i] = torch.as_tensor(np.asarray(obs, np.float32), device=d)
+        self.next_obs[:, i] = torch.as_tensor(np.asarray(next_obs, np.float32), device=d)
+        self.act[:, i] = torch.as_tensor(np.asarray(act, np.float32), device=d)
+        self.rew[:, i] = torch.as_tensor(rew, dtype=torch.float32, device=d)
+        self.done[:, i] = torch.as_tensor(np.asarray(done, np.float32).reshape(self.S), device=d)
         self.pos = (self.pos + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
 
     def sample(self, batch_size: int, generator: torch.Generator) -> dict[str, torch.Tensor]:
-        idx = torch.randint(0, self.size, (self.S, batch_size), generator=generator)
+        idx = torch.randint(0, self.size, (self.S, batch_size), generator=generator).to(self.device)
         take = lambda x: torch.gather(x, 1, idx.unsqueeze(-1).expand(-1, -1, x.shape[-1])) if x.dim() == 3 else torch.gather(x, 1, idx)
         return {"obs": take(self.obs), "act": take(self.act), "rew": take(self.rew), "next_obs": take(self.next_obs),
                 "done": take(self.done)}
@@ -74,6 +74,8 @@ def soft_mc_bias(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds:
                  first_steps: int, max_steps: int) -> dict[str, np.ndarray]:
     """The code's soft Monte-Carlo bias evaluator, per seed: mode actions, G_t bootstrapped from Q_hat at the last step.
 
+    Each seed's episode is evaluated over its own length: a seed whose episode terminates early records nothing
+    after its last step (no phantom rewards or entropy terms), and its G is not bootstrapped at a termination.
     Returns, per seed (S,): ``bias`` = mean over episodes and the first `first_steps` steps of Q_hat_t - G_t with
     the rewards the agent sees (what drives beta in the code), ``bias_clean`` the same with the clean rewards
     of ``info["clean_reward"]``, and ``ret`` / ``ret_clean`` the mean undiscounted episode returns. The truncation
@@ -85,42 +87,46 @@ def soft_mc_bias(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds:
     S = agent.S
     envs = [make_env(s) for s in range(S)]
     low, high = _check_box(envs[0])
-    alpha = agent.alpha.numpy()
+    alpha = agent.alpha.cpu().numpy()
     out = {k: np.zeros((S, n_episodes)) for k in ("bias", "bias_clean", "ret", "ret_clean")}
     for ep in range(n_episodes):
-        obs = np.stack([e.reset(seed=int(seeds[s]) * 1000 + ep)[0] for s, e in enumerate(envs)])
-        Qs, Rs, Cs, LPs = [], [], [], []
+        obs = np.stack([e.reset(seed=int(seeds[s]) * 1000 + ep)[0] for s, e in enumerate(envs)]).astype(np.float32)
+        # per seed: Q_hat_t, log pi_t, r_t, clean r_t, only while its episode runs (an ended seed records nothing)
+        Qs, LPs, Rs, Cs = ([[] for _ in range(S)] for _ in range(4))
         alive, boot = np.ones(S, bool), np.ones(S, bool)
         for t in range(max_steps):
             a = agent.act(obs, deterministic=True)
             with torch.no_grad():
-                o, at = torch.as_tensor(obs, dtype=torch.float32).unsqueeze(1), torch.as_tensor(a).unsqueeze(1)
-                Qs.append(agent.value_estimate(o, at)[:, 0].numpy())
-                LPs.append(agent.log_prob(agent.actor, o, at)[:, 0].numpy())
-            r, rc, nxt = np.zeros(S), np.zeros(S), obs.copy()
+                o = torch.as_tensor(obs, dtype=torch.float32, device=agent.device).unsqueeze(1)
+                at = torch.as_tensor(a, device=agent.device).unsqueeze(1)
+                q_t = agent.value_estimate(o, at)[:, 0].cpu().numpy()
+                lp_t = agent.log_prob(agent.actor, o, at)[:, 0].cpu().numpy()
+            nxt = obs.copy()
             for s, e in enumerate(envs):
                 if not alive[s]:
                     continue
                 o2, rew, term, trunc, info = e.step(to_env_action(a[s], low, high).astype(np.float32))
-                r[s], rc[s], nxt[s] = rew, info.get("clean_reward", rew), o2
-                if term or trunc:
+                Qs[s].append(q_t[s]); LPs[s].append(lp_t[s])
+                Rs[s].append(rew); Cs[s].append(info.get("clean_reward", rew))
+                nxt[s] = o2
+                if term or trunc or t == max_steps - 1:
                     alive[s] = False
-                    boot[s] = not term   # terminated: no bootstrap
-            Rs.append(r)
-            Cs.append(rc)
+                    boot[s] = not term   # terminated: no bootstrap; truncated (or cut at max_steps): bootstrap
             obs = nxt
             if not alive.any():
                 break
-        Q, LP = np.array(Qs), np.array(LPs)   # (T, S)
-        k = min(first_steps, len(Qs))
-        for key, R in (("bias", np.array(Rs)), ("bias_clean", np.array(Cs))):
-            G = np.zeros_like(Q)
-            G[-1] = np.where(boot, Q[-1], c.reward_scale * R[-1])  # truncated: bootstrap from Q_hat at the last step
-            for t in range(len(Qs) - 2, -1, -1):
-                G[t] = c.reward_scale * R[t] + c.gamma * (G[t + 1] - alpha * LP[t + 1])
-            out[key][:, ep] = (Q[:k] - G[:k]).mean(axis=0)
-        out["ret"][:, ep] = np.array(Rs).sum(axis=0)
-        out["ret_clean"][:, ep] = np.array(Cs).sum(axis=0)
+        for s in range(S):
+            Q, LP = np.array(Qs[s]), np.array(LPs[s])
+            k = min(first_steps, len(Q))
+            for key, R in (("bias", np.array(Rs[s])), ("bias_clean", np.array(Cs[s]))):
+                G = np.zeros_like(Q)
+                # truncated: G_{T-1} = Q_hat at the last step (the code's bootstrap); terminated: kappa r_{T-1}
+                G[-1] = Q[-1] if boot[s] else c.reward_scale * R[-1]
+                for t in range(len(Q) - 2, -1, -1):
+                    G[t] = c.reward_scale * R[t] + c.gamma * (G[t + 1] - alpha[s] * LP[t + 1])
+                out[key][s, ep] = (Q[:k] - G[:k]).mean()
+            out["ret"][s, ep] = float(np.sum(Rs[s]))
+            out["ret_clean"][s, ep] = float(np.sum(Cs[s]))
     return {k: v.mean(axis=1) for k, v in out.items()}
 
 
@@ -158,7 +164,7 @@ def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[i
     envs = [make_env(s) for s in range(agent.S)]
     low, high = _check_box(envs[0])
     rng = np.random.default_rng([int(s) for s in seeds])
-    buf = BatchedReplay(agent.S, buffer_size or steps, agent.obs_dim, agent.act_dim)
+    buf = BatchedReplay(agent.S, buffer_size or steps, agent.obs_dim, agent.act_dim, device=agent.device)
     obs = np.stack([e.reset(seed=int(seeds[s]))[0] for s, e in enumerate(envs)]).astype(np.float32)
     log = TrainLog()
     ticks = range(steps)
@@ -188,7 +194,7 @@ def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[i
                 if t >= warmup:
                     agent.update_beta(b)
             rec["beta"] = agent.beta.copy()
-            rec["alpha"] = agent.alpha.numpy().copy()
+            rec["alpha"] = agent.alpha.cpu().numpy().copy()
             log.steps.append(t + 1)
             log.records.append(rec)
     log.seconds = time.perf_counter() - t0

@@ -1,0 +1,85 @@
+"""A per-member re-statement of the official critic update, the oracle for the fidelity checks (F1, F2).
+
+`official_critic_loss` follows `DSACAID._compute_loss_q` and `_compute_target_q` of
+`yzy-yuzhouyang/GOPS` (`gops/algorithm/dsacaid.py`, commit 640e85a4) step by step for one seed, with a Python
+loop over the N critics and the code's order of operations: the per-member EMA sigma_bar_i and the EMA of the
+mean ensemble variance are advanced with the current batch *before* the loss; the LCB of the target critics at
+(s', a') is Qbar' - lambda_L sqrt(clip(U_epi' + (beta / lambda_L)^2 U_ale', 1e-8)); the sample target of member i
+is r + gamma (1 - d)(z'_i - alpha log pi(a'|s')) with z'_i = Q'_i + clip(xi_i, +-3) sigma'_i, clipped to
+Q_i +- 3 sigma_bar_i; the loss is the Huber or the non-Huber branch with eps (the code's ``bias``) = 0.1.
+It is written for reading against the code, not for speed; the library's batched `BatchedAgent.losses`
+must agree with it to 1e-6 (tests and the chapter's claim F1).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclass
+class OfficialState:
+    """The official algorithm's running statistics (None before the first batch, as in the code)."""
+
+    mean_sigmas: list[torch.Tensor | None]
+    mean_u_epistemic: torch.Tensor | None = None
+    mean_uncertainty: torch.Tensor | None = None
+
+
+def official_critic_loss(qs: list[torch.Tensor], sigmas: list[torch.Tensor], q_next: list[torch.Tensor],
+                         sigma_next: list[torch.Tensor], xi: list[torch.Tensor], rew: torch.Tensor, done: torch.Tensor,
+                         log_prob_next: torch.Tensor, *, alpha: float, beta: float, gamma: float, lambda_lower: float,
+                         tau_b: float, state: OfficialState, use_huber_loss: bool, homogeneous: bool,
+                         epi_step_scale: bool, delta: float = 50.0) -> torch.Tensor:
+    """The official critic loss of one seed (module docstring). ``qs[i], sigmas[i]``: online member i at (s, a),
+    shape (B,), with gradients; ``q_next, sigma_next``: target members at (s', a'); ``xi[i]``: member i's standard
+    normal draws for z'_i; ``state`` is updated in place like the code's attributes."""
+    n = len(qs)
+    bias = 0.1
+    for i in range(n):   # EMA of each member's batch-mean sigma, before the loss
+        m = torch.mean(sigmas[i].detach())
+        state.mean_sigmas[i] = m if state.mean_sigmas[i] is None else (1 - tau_b) * state.mean_sigmas[i] + tau_b * m
+    q_tensor = torch.stack(qs).detach()
+    u_epistemic = torch.var(q_tensor, dim=0)
+    m = torch.mean(u_epistemic)
+    state.mean_u_epistemic = m if state.mean_u_epistemic is None else (1 - tau_b) * state.mean_u_epistemic + tau_b * m
+    with torch.no_grad():
+        qn = torch.stack(q_next)
+        u_next_epi = torch.var(qn, dim=0)
+        u_next_ale = torch.mean(torch.stack(sigma_next) ** 2, dim=0)
+        factor = (beta / lambda_lower) ** 2
+        uncertainty = torch.sqrt(torch.clip(u_next_epi + factor * u_next_ale, min=1e-8))
+        target_q_next = torch.mean(qn, dim=0) - lambda_lower * uncertainty
+        mu = lambda_lower * torch.mean(uncertainty)
+        state.mean_uncertainty = mu if state.mean_uncertainty is None else \
+            (1 - tau_b) * state.mean_uncertainty + tau_b * mu
+    total = 0.0
+    for i in range(n):
+        z_next = q_next[i] + torch.clamp(xi[i], -3, 3) * sigma_next[i]
+        target_q = (rew + (1 - done) * gamma * (target_q_next - alpha * log_prob_next)).detach()
+        target_z = rew + (1 - done) * gamma * (z_next - alpha * log_prob_next)
+        bound = 3 * state.mean_sigmas[i]
+        target_zb = (qs[i].detach() + torch.clamp(target_z - qs[i].detach(), -bound, bound)).detach()
+        s_sg = torch.clamp(sigmas[i], min=0.0).detach()
+        if epi_step_scale:
+            q_ratio = (state.mean_sigmas[i] ** 2 + state.mean_u_epistemic + bias) / (s_sg**2 + u_epistemic + bias)
+        else:
+            q_ratio = (state.mean_sigmas[i] ** 2 + bias) / (s_sg**2 + bias)
+        if homogeneous:
+            s_ratio = (state.mean_sigmas[i] ** 2 + bias) / (s_sg**2 + bias)
+        else:
+            s_ratio = (state.mean_sigmas[i] ** 2 + bias) / (s_sg**3 + bias)
+        if use_huber_loss:
+            q_ratio, s_ratio = q_ratio.clamp(0.1, 10), s_ratio.clamp(0.01, 100)
+            resid = (qs[i].detach() - target_zb) ** 2
+            loss = torch.mean(q_ratio * F.huber_loss(qs[i], target_q, delta=delta, reduction="none")
+                              + s_ratio * F.huber_loss(sigmas[i] ** 2, resid, delta=delta, reduction="none")
+                              / (2 * s_sg**2 + bias))
+        else:
+            sig_term = s_ratio * sigmas[i] * ((qs[i].detach() - target_zb) ** 2 - s_sg**2)
+            if homogeneous:
+                sig_term = sig_term / (s_sg + bias)
+            loss = -torch.mean(q_ratio * qs[i] * (target_q - qs[i]).detach() + sig_term)
+        total = total + loss
+    return total
