@@ -266,7 +266,7 @@ def test_toy_kl_and_k_star():
 
 
 def test_presets_have_the_same_keys():
-    keys = [set(p) for p in PRESETS.values()]
+    keys = [set(p) - {"gpu"} for p in PRESETS.values()]
     assert all(k == keys[0] for k in keys)
     assert len(PRESETS["book"]["seeds"]) >= 3 and len(PRESETS["full"]["seeds"]) >= 3
 
@@ -286,3 +286,80 @@ def test_semireal_corpus_does_not_depend_on_what_the_kernel_imported():
     outs = [subprocess.run([sys.executable, "-c", probe, state], capture_output=True, text=True, check=True).stdout
             for state in ("bare", "more")]
     assert outs[0] == outs[1]
+
+
+# --------------------------------------------------------------------------- revision (issue 50)
+def test_t1_scores_the_qa_prompt_and_the_prose_task_apart(world):
+    """T1 is the QA prompt alone; a model that saw the test facts only as QA lines answers T1 and not the
+    prose task, and the summed probe (the first version) is a third, different number."""
+    from icml26.cqf.metrics import t1_logprobs
+
+    lm = NGramLM(world.vocab.size).fit(world.generate_genre("HQ-QA-COVER", 3000, np.random.default_rng(0)))
+    qa, prose = t1_accuracy(lm, world), t1_accuracy(lm, world, template="prose")
+    assert qa > 0.9 and prose < 0.5
+    assert np.allclose(t1_logprobs(lm, world, "sum"), t1_logprobs(lm, world, "qa") + t1_logprobs(lm, world, "prose"))
+    with pytest.raises(ValueError, match="template"):
+        t1_accuracy(lm, world, template="both")
+
+
+def test_tail_range_sets_the_test_facts():
+    w = SynthWeb(seed=0, n_entities=400, tail_rank=150, tail_end=250)
+    assert w.test_facts[:, 0].min() >= 150 and w.test_facts[:, 0].max() < 250
+    with pytest.raises(ValueError, match="tail_end"):
+        SynthWeb(n_entities=300, tail_rank=100, tail_end=400)
+    with pytest.raises(ValueError, match="n_test_facts"):
+        SynthWeb(n_entities=300, tail_rank=100, tail_end=110, n_test_facts=300)
+
+
+def test_gpt_vectorised_scoring_equals_a_per_document_loop(world):
+    import torch
+
+    lm = GPTLM(world.vocab.size, steps=5, batch=4, d=16, n_layers=1, n_heads=2, ctx=16).fit(world.web(200))
+    docs = world.web(15)
+    ref = np.zeros(docs.n_tokens)
+    with torch.no_grad():
+        for i in range(len(docs)):
+            a, b = docs.offsets[i], docs.offsets[i + 1]
+            seq = np.concatenate([[world.vocab.tok(".")], docs.tokens[a:b]])
+            for s in range(0, len(seq) - 1, 16):
+                chunk = torch.tensor(seq[s:s + 17], dtype=torch.long)
+                lp = torch.log_softmax(lm.model(chunk[None, :-1]), -1)[0]
+                ref[a + s:a + s + len(chunk) - 1] = lp.gather(-1, chunk[1:, None])[:, 0].numpy()
+    assert np.allclose(lm.token_logprobs(docs), ref, atol=1e-5)
+
+
+def test_gpt_checkpoints_and_curve(world):
+    ev = [world.web(10), world.web(10)]
+    lm = GPTLM(world.vocab.size, steps=12, batch=4, d=16, n_layers=1, n_heads=2, ctx=16).fit(world.web(200), ev, (6, 12))
+    assert lm.eval_history_.shape == (2, 2) and np.allclose(lm.eval_history_[-1], [lm.loss(e) for e in ev])
+    assert len(lm.train_curve_) == 10
+    with pytest.raises(ValueError, match="eval_at"):
+        GPTLM(world.vocab.size, steps=4, d=16, n_layers=1, n_heads=2, ctx=16).fit(world.web(50), ev, (9,))
+
+
+def test_deciles_never_empty_with_tied_scores(world):
+    docs = world.hq("orca", 200)
+    lm = NGramLM(world.vocab.size).fit(world.web(300))
+    out = decile_losses(lm, docs, np.r_[np.zeros(150), np.ones(50)])
+    assert np.all(np.isfinite(out))
+
+
+def test_hashed_features_with_an_empty_last_document(world):
+    d = world.web(5)
+    empty = Docs(d.tokens, np.r_[d.offsets, d.offsets[-1]], np.r_[d.genre, 0], np.r_[d.ids, 99])
+    X = hashed_features(empty, world.vocab)
+    assert X.shape[0] == 6 and X[5].nnz == 0 and np.allclose(abs(X[:5].multiply(X[:5]).sum(axis=1) - 1), 0)
+
+
+def test_controls_of_t1(world):
+    from icml26.cqf.experiments import planted, shuffled_label_classifier
+
+    hq, lq = world.hq("orca", 400), world.web(400)
+    shuffled = shuffled_label_classifier(world, hq, lq, seed=0)
+    assert shuffled.val_accuracy_ < 0.65          # nothing to learn from shuffled labels
+    base = world.web(2000)
+    p = planted(world, base, 40_000, 0.05, seed=0)
+    assert abs(p.n_tokens - 40_000) < 400
+    assert t1_accuracy(NGramLM(world.vocab.size).fit(p), world) > t1_accuracy(NGramLM(world.vocab.size).fit(base.head_tokens(40_000)), world)
+    with pytest.raises(ValueError):
+        planted(world, base, 40_000, 1.5, seed=0)

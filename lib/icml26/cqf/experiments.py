@@ -36,12 +36,28 @@ def bad_share(docs: Docs) -> float:
     return s["SPAM"] + s["MISINFO"]
 
 
-def _ngram(cfg, docs):
-    return NGramLM(docs_vocab_size(cfg), order=cfg["ngram_order"], discount=cfg["ngram_discount"]).fit(docs)
+def _ngram(cfg, V, docs):
+    return NGramLM(V, order=cfg["ngram_order"], discount=cfg["ngram_discount"]).fit(docs)
 
 
-def docs_vocab_size(cfg):
-    return cfg["_V"]
+def shuffled_label_classifier(world: SynthWeb, hq: Docs, lq: Docs, seed: int) -> QualityClassifier:
+    """The negative control of the T1 claims: the same classifier trained on the same HQ + LQ documents
+    with their labels shuffled (half of the pooled documents labelled HQ at random)."""
+    both = Docs.concat([hq, lq])
+    order = np.random.default_rng([seed, 77]).permutation(len(both))
+    half = len(hq)
+    return QualityClassifier(world.vocab, seed=seed).fit_docs(both.take(order[:half]), both.take(order[half:]))
+
+
+def planted(world: SynthWeb, base: Docs, budget: int, share: float, seed: int) -> Docs:
+    """The positive control of the T1 claims: the random selection with a ``share`` of its tokens replaced
+    by QA documents half of whose lines state test facts (the covering generator): an effect on T1 present
+    by construction, scored by the same LM, test and seeds."""
+    if not 0 < share < 1:
+        raise ValueError(f"share must lie in (0, 1), got {share}")
+    rng = np.random.default_rng([seed, 78])
+    qa = world.generate_genre("HQ-QA-COVER", int(budget * share / 40) + 20, rng)
+    return Docs.concat([base.head_tokens(int(budget * (1 - share))), qa.head_tokens(int(budget * share))])
 
 
 def run_seed(cfg: dict, seed: int, log=None) -> dict:
@@ -49,65 +65,79 @@ def run_seed(cfg: dict, seed: int, log=None) -> dict:
     log = log or (lambda *a: None)
     world = SynthWeb(seed, **cfg["world"])
     V = world.vocab
-    cfg = dict(cfg, _V=V.size)
     rng = np.random.default_rng([seed, 3])
     B, ks, n_eval = int(cfg["budget"]), tuple(cfg["ks"]), int(cfg["n_eval_docs"])
-    out: dict = {"seed": seed, "budget": B, "ks": ks}
+    out: dict = {"seed": seed, "budget": B, "ks": ks, "test_ranks": world.test_facts[:, 0].tolist()}
 
     # ---------------------------------------------------------------- classifiers and calibration
     lq_train = world.web(cfg["n_clf"])
     hq_train = {name: world.hq(name, cfg["n_clf"]) for name in (*E1_SETS, "covering")}
     clfs = {name: QualityClassifier(V, seed=seed).fit_docs(hq, lq_train) for name, hq in hq_train.items()}
+    clfs["shuffled"] = shuffled_label_classifier(world, hq_train["orca"], lq_train, seed)
     calib = world.web(cfg["n_calib"])
     for clf in clfs.values():
         calibrate(clf, calib)
     out["clf"] = {n: dict(C=c.C_, val_accuracy=c.val_accuracy_) for n, c in clfs.items()}
     eval_lq = world.web(n_eval)
     eval_hq = {name: world.hq(name, n_eval) for name in (*E1_SETS, "covering")}
-    deciles_docs = world.hq("orca", cfg["n_decile_docs"])
+    deciles_docs = {name: world.hq(name, cfg["n_decile_docs"]) for name in ("orca", "knowledge")}
     log("classifiers")
 
     # ---------------------------------------------------------------- pass 1: CQF(HQ, k), buckets, random
-    req = {"random": Request(None, budget=B, n_eval_docs=n_eval)}
+    k1 = cfg["recursive_k1"]
+    req = {"random": Request(None, budget=B)}
     for name in E1_SETS:
         for k in ks:
             if k < 1:
-                req[f"cqf/{name}/{k}"] = Request(name, clfs[name].cdf_.tau(k), np.inf, B,
-                                                 n_eval if name == "orca" else 0)
+                req[f"cqf/{name}/{k}"] = Request(name, clfs[name].cdf_.tau(k), np.inf, B)
     req["cqf/covering/0.05"] = Request("covering", clfs["covering"].cdf_.tau(0.05), np.inf, B)
+    req["cqf/shuffled/0.05"] = Request("shuffled", clfs["shuffled"].cdf_.tau(0.05), np.inf, B)
+    # fresh documents of D_HQ = CQF(Orca, k1) beyond its training budget: the recursive classifier's positives
+    n_rec = int(cfg["n_rec_clf"])
+    req["dhq_clf"] = Request("orca", clfs["orca"].cdf_.tau(k1), np.inf, n_rec * 90)
     buckets = exclusive_buckets(clfs["orca"].cdf_, cfg["bucket_edges"])
     for j, (lo, hi) in enumerate(buckets):
-        req[f"bucket/{j}"] = Request("orca", lo, hi, B, n_eval)
+        req[f"bucket/{j}"] = Request("orca", lo, hi, B)
     fracs = np.diff(cfg["bucket_edges"])
     k_min = min(min(ks), float(fracs.min()))
-    cap = int(cfg["cap_factor"] * (B + n_eval * 70) / k_min)
+    cap = int(cfg["cap_factor"] * max(B / k_min, n_rec * 90 / k1))
     scorers = {n: c.score_matrix for n, c in clfs.items()}
     featurize = clfs["orca"].featurize
     sel = select_many(world.web_stream(cfg["stream_batch"]), scorers, req, cap, featurize)
     for name in E1_SETS:
         sel[f"cqf/{name}/1.0"] = sel["random"]
+    dhq_clf_docs = sel.pop("dhq_clf").train
     out["generated"] = {n: s.generated_tokens for n, s in sel.items()}
     out["kept"] = {n: s.kept_tokens for n, s in sel.items()}
     out["composition"] = {n: s.train.shares(by_tokens=True) for n, s in sel.items()}
     out["bad_share"] = {n: bad_share(s.train) for n, s in sel.items()}
     log("pass 1")
 
-    # ---------------------------------------------------------------- pass 2: recursive CQF, IS pool
-    d_hq = sel[f"cqf/orca/{cfg['recursive_k1']}"].train
-    rec = QualityClassifier(V, seed=seed).fit_docs(d_hq.take(np.arange(min(cfg["n_clf"], len(d_hq)))), lq_train)
+    # ---------------------------------------------------------------- pass 2: recursive CQF, IS pool, held-out
+    # sets of the conditioning families (a fresh stream: disjoint from every training set of pass 1)
+    d_hq = sel[f"cqf/orca/{k1}"].train
+    rec_pos = dhq_clf_docs.take(np.arange(min(n_rec, len(dhq_clf_docs))))
+    rec = QualityClassifier(V, seed=seed).fit_docs(rec_pos, world.web(len(rec_pos)))
     calibrate(rec, calib)
+    out["rec_clf"] = dict(n_docs=len(rec_pos), C=rec.C_, val_accuracy=rec.val_accuracy_)
     pool_tokens = int(B / cfg["is_pool_k"])
+    fam_ks = sorted(cfg["family_ks"])  # clean (small k) to dirty (k = 1)
     req2 = {"recursive": Request("recursive", rec.cdf_.tau(cfg["recursive_k2"]), np.inf, B),
             "pool": Request(None, budget=pool_tokens)}
-    cap2 = int(cfg["cap_factor"] * B / min(cfg["recursive_k2"], cfg["is_pool_k"]))
-    sel2 = select_many(world.web_stream(cfg["stream_batch"]), {"recursive": rec.score_matrix}, req2, cap2, featurize)
+    for k in fam_ks:  # held-out documents only (a one-token "budget" keeps one document, dropped)
+        req2[f"eval/cqf/{k}"] = Request(None if k == 1 else "orca", -np.inf if k == 1 else clfs["orca"].cdf_.tau(k),
+                                        np.inf, 1, n_eval)
+    for j, (lo, hi) in enumerate(buckets):
+        req2[f"eval/bucket/{j}"] = Request("orca", lo, hi, 1, n_eval)
+    cap2 = int(cfg["cap_factor"] * max(B / min(cfg["recursive_k2"], cfg["is_pool_k"]), (n_eval * 70 + 200) / k_min))
+    sel2 = select_many(world.web_stream(cfg["stream_batch"]), {"recursive": rec.score_matrix, "orca": clfs["orca"].score_matrix},
+                       req2, cap2, featurize)
     pool = sel2["pool"].train
     out["generated"]["recursive"] = sel2["recursive"].generated_tokens
     dsir = DSIRLike(V, n_buckets=cfg["dsir_buckets"]).fit(hq_train["orca"], lq_train)
     sel_dsir = dsir.resample(pool, B, rng)
     crisp = CRISPLike(cfg["crisp_clusters"], seed=seed)
-    X_fit = featurize(Docs.concat([hq_train["orca"], lq_train]))
-    crisp.fit(X_fit, featurize(hq_train["orca"]), hq_train["orca"].lengths)
+    crisp.fit(featurize(lq_train), featurize(hq_train["orca"]), hq_train["orca"].lengths)  # clusters of LQ (§5)
     sel_crisp = crisp.resample(pool, featurize(pool), B)
     extra = {"recursive": sel2["recursive"].train, "dsir": sel_dsir, "crisp": sel_crisp}
     for n, d in extra.items():
@@ -117,22 +147,26 @@ def run_seed(cfg: dict, seed: int, log=None) -> dict:
 
     # ---------------------------------------------------------------- LMs and metrics
     res: dict = {}
+    lms: dict = {}
 
     def evaluate(tag, docs, hq_name="orca", deciles=False):
-        lm = _ngram(cfg, docs)
-        r = dict(t1=t1_accuracy(lm, world), t1_decoy=t1_accuracy(lm, world, decoy=True), lq_loss=lm.loss(eval_lq), hq_loss=lm.loss(eval_hq[hq_name]),
-                 task_loss=lm.loss(eval_hq["task"]))
+        lm = _ngram(cfg, V.size, docs)
+        r = dict(t1=t1_accuracy(lm, world), t1_prose=t1_accuracy(lm, world, template="prose"),
+                 t1_sum=t1_accuracy(lm, world, template="sum"), lq_loss=lm.loss(eval_lq),
+                 hq_loss=lm.loss(eval_hq[hq_name]), task_loss=lm.loss(eval_hq["task"]))
         if deciles:
-            r["deciles"] = decile_losses(lm, deciles_docs, clfs["orca"].score_docs(deciles_docs)).tolist()
+            r["deciles"] = decile_losses(lm, deciles_docs[hq_name], clfs[hq_name].score_docs(deciles_docs[hq_name])).tolist()
         res[tag] = r
         return lm
 
     for name in E1_SETS:
         for k in ks:
-            evaluate(f"cqf/{name}/{k}", sel[f"cqf/{name}/{k}"].train, name, deciles=(name == "orca"))
+            evaluate(f"cqf/{name}/{k}", sel[f"cqf/{name}/{k}"].train, name, deciles=name in deciles_docs)
         evaluate(f"hq/{name}", hq_tokens(world, name, B), name)
     evaluate("hq/covering", hq_tokens(world, "covering", B), "covering")
     evaluate("cqf/covering/0.05", sel["cqf/covering/0.05"].train, "covering")
+    evaluate("cqf/shuffled/0.05", sel["cqf/shuffled/0.05"].train, "orca")
+    evaluate("planted", planted(world, sel["random"].train, B, cfg["planted_share"], seed), "orca")
     for n, d in extra.items():
         evaluate(n, d, "orca")
     # E4 (Fig. 6): the top 10 % of the HQ set by its own score vs all of it, equal tokens
@@ -145,35 +179,60 @@ def run_seed(cfg: dict, seed: int, log=None) -> dict:
 
     # ---------------------------------------------------------------- E7: data-conditioning matrices
     pk = tuple(cfg["perm_ks"])
-    base, base_eval = sel["random"].train, sel["random"].eval
+    base, base_eval = sel["random"].train, sel2["eval/cqf/1.0"].eval
     perm_train = [perm(base, k, np.random.default_rng([seed, 40, i])) for i, k in enumerate(pk)]
     perm_eval = [perm(base_eval, k, np.random.default_rng([seed, 41, i])) for i, k in enumerate(pk)]
-    fam_ks = sorted(cfg["family_ks"])  # clean (small k) to dirty (k = 1)
     cqf_train = [sel[f"cqf/orca/{k}"].train for k in fam_ks]
-    cqf_eval = [sel[f"cqf/orca/{k}"].eval for k in fam_ks]
+    cqf_eval = [sel2[f"eval/cqf/{k}"].eval for k in fam_ks]
     nb = len(buckets)
     bucket_train = [sel[f"bucket/{j}"].train for j in reversed(range(nb))]  # top bucket (cleanest) first
-    bucket_eval = [sel[f"bucket/{j}"].eval for j in reversed(range(nb))]
+    bucket_eval = [sel2[f"eval/bucket/{j}"].eval for j in reversed(range(nb))]
+    # contamination check: the share of held-out family documents that are in any family's training set
+    train_ids = np.concatenate([t.ids for t in cqf_train + bucket_train + [base]])
+    out["family_eval_overlap"] = float(np.mean(np.isin(np.concatenate([e.ids for e in cqf_eval + bucket_eval + [base_eval]]),
+                                                       train_ids)))
 
     def matrix(make, trains, evals):
         models = [make(t) for t in trains]
         return np.array([[m.loss(e) for e in evals] for m in models])
 
-    mats = {"ngram/perm": matrix(lambda d: _ngram(cfg, d), perm_train, perm_eval),
-            "ngram/cqf": matrix(lambda d: _ngram(cfg, d), cqf_train, cqf_eval),
-            "ngram/exclusive": matrix(lambda d: _ngram(cfg, d), bucket_train, bucket_eval)}
+    ng = lambda d: _ngram(cfg, V.size, d)  # noqa: E731
+    mats = {"ngram/perm": matrix(ng, perm_train, perm_eval), "ngram/cqf": matrix(ng, cqf_train, cqf_eval),
+            "ngram/exclusive": matrix(ng, bucket_train, bucket_eval)}
     g = cfg["gpt"]
+    curves: dict = {}
     if g["enabled"]:
         from ..seeding import device
 
-        def make_gpt(d, i=[0]):
-            i[0] += 1
-            return GPTLM(V.size, steps=g["steps"], batch=g["batch"], lr=g["lr"], seed=1000 * seed + i[0],
-                         device=device(), d=g["d"], n_layers=g["layers"], n_heads=g["heads"], ctx=g["ctx"]).fit(d)
+        counter = iter(range(1, 10**6))
+        horizons = sorted({max(1, int(round(f * g["steps"]))) for f in g["horizons"]})
 
-        mats["gpt/perm"] = matrix(make_gpt, [t.head_tokens(g["train_tokens"]) for t in perm_train], perm_eval)
-        mats["gpt/cqf"] = matrix(make_gpt, [t.head_tokens(g["train_tokens"]) for t in cqf_train], cqf_eval)
+        def gpt_matrix(tag, trains, evals, d):
+            """L[h, i, j]: TinyGPT trained on member i, tested on member j, at each horizon h (checkpoints
+            of one cosine run); the training-loss curves go to ``curves[tag]``."""
+            L, cur = [], []
+            for t in trains:
+                lm = GPTLM(V.size, steps=g["steps"], batch=g["batch"], lr=g["lr"], seed=1000 * seed + next(counter),
+                           device=device(), d=d, n_layers=g["layers"], n_heads=g["heads"], ctx=g["ctx"])
+                lm.fit(t.head_tokens(g["train_tokens"]), eval_sets=evals, eval_at=horizons)
+                L.append(lm.eval_history_)
+                cur.append(lm.train_curve_)
+            curves[tag] = np.array(cur).tolist()
+            return np.transpose(np.array(L), (1, 0, 2))  # (horizons, train, test)
+
+        gp = gpt_matrix("gpt/perm", perm_train, perm_eval, g["d"])
+        gc = gpt_matrix("gpt/cqf", cqf_train, cqf_eval, g["d"])
+        mats["gpt/perm"], mats["gpt/cqf"] = gp[-1], gc[-1]
+        out["gpt_horizons"] = {"steps": horizons, "perm": gp.tolist(), "cqf": gc.tolist()}
+        # C9d proxy (Fig. 10): the Perm matrix at the last horizon for the other widths
+        out["gpt_widths"] = {int(g["d"]): gp[-1].tolist()}
+        for d in g["widths"]:
+            if int(d) != int(g["d"]):
+                out["gpt_widths"][int(d)] = gpt_matrix(f"gpt/perm/d{d}", perm_train, perm_eval, int(d))[-1].tolist()
+        # the 4-gram's loss on the clean held-out member: the ERM-like reference of the horizon criterion
+        out["ngram_clean_loss"] = float(mats["ngram/perm"][0, 0])
         log("TinyGPT")
+    out["gpt_curves"] = curves
     out["matrices"] = {k: v.tolist() for k, v in mats.items()}
     out["perm_ks"], out["family_ks"], out["bucket_edges"] = pk, fam_ks, tuple(cfg["bucket_edges"])
 
@@ -199,22 +258,24 @@ def run_seed(cfg: dict, seed: int, log=None) -> dict:
     return out
 
 
-def semireal_composition(cfg: dict) -> dict:
-    """Semi-real check (brief §5.10): shares of each LQ source in CQF(k) of real text."""
+def semireal_composition(cfg: dict, seed: int = 0) -> dict:
+    """Semi-real check (brief §5.10): shares of each LQ source in CQF(k) of real text (``seed`` draws the
+    HQ / held-out split of the help topics, the shuffled noise, the spam and the classifier's split)."""
     from .semireal import SOURCES, build_corpus
 
     sc = cfg["semireal"]
-    words, hq_tr, hq_ho, lq_tr, pool = build_corpus(seed=0, doc_words=sc["doc_words"], n_hq_train=sc["n_hq_train"],
+    words, hq_tr, hq_ho, lq_tr, pool = build_corpus(seed=seed, doc_words=sc["doc_words"], n_hq_train=sc["n_hq_train"],
                                                     n_lq_per_source=sc["n_lq_per_source"])
 
     class _Vocab:
         names, size = words, len(words)
 
-    clf = QualityClassifier(_Vocab, seed=0).fit_docs(hq_tr, lq_tr)
+    clf = QualityClassifier(_Vocab, seed=seed).fit_docs(hq_tr, lq_tr)
     s = clf.score_docs(pool)
     shares = {}
     for k in sc["ks"]:
         keep = s >= np.quantile(s, 1 - k) if k < 1 else np.ones(len(s), bool)
         shares[k] = {src: float(np.mean(pool.genre[keep] == i)) for i, src in enumerate(SOURCES)}
-    return dict(shares=shares, C=clf.C_, val_accuracy=clf.val_accuracy_, n_pool=len(pool), vocab=len(words),
+    noise = np.isin(pool.genre, [SOURCES.index("shuffled"), SOURCES.index("spam")])
+    return dict(shares=shares, noise_pool_share=float(noise.mean()), C=clf.C_, val_accuracy=clf.val_accuracy_, n_pool=len(pool), vocab=len(words),
                 hq_docs=len(hq_tr), hq_heldout_mean_score=float(clf.score_docs(hq_ho).mean()))

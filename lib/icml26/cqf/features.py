@@ -115,8 +115,7 @@ def hashed_features(docs: Docs, vocab: Vocab, n_features: int = N_FEATURES, norm
         us, bs = np.abs(us), None
     X = _ngram_matrix(docs, ub, us, bb, bs, n_features)
     if norm == "l2":
-        sq = np.add.reduceat(X.data**2, X.indptr[:-1]) if X.nnz else np.zeros(len(docs))
-        sq[np.diff(X.indptr) == 0] = 0.0
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()  # safe with empty documents anywhere
         scale = np.where(sq > 0, 1.0 / np.sqrt(np.maximum(sq, 1e-300)), 0.0)
         X = sp.diags(scale) @ X
         X = X.tocsr()

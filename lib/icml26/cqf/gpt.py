@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .world import Docs
+from .world import FUNCTION_WORDS, Docs
 
 
 class TinyGPT(nn.Module):
@@ -39,7 +39,8 @@ class TinyGPT(nn.Module):
 
 
 def _windows(docs: Docs, ctx: int) -> np.ndarray:
-    """Documents packed into one stream (a '.' joins them) and cut into windows of ctx + 1 tokens."""
+    """Documents packed into one stream (back to back: every document already ends with '.') and cut into
+    windows of ctx + 1 tokens."""
     t = docs.tokens.astype(np.int64)
     n = (len(t) - 1) // ctx
     if n < 1:
@@ -59,7 +60,13 @@ class GPTLM:
         self.arch = arch
         self.device = torch.device("cpu") if device is None else torch.device(device)
 
-    def fit(self, docs: Docs) -> "GPTLM":
+    def fit(self, docs: Docs, eval_sets=(), eval_at=()) -> "GPTLM":
+        """AdamW with cosine decay for ``steps`` steps. ``eval_at``: steps after which the loss on each of
+        ``eval_sets`` is recorded (``eval_history_``, one row per step in ``eval_at``: checkpoints of this one
+        run, not separately annealed runs); ``train_curve_``: the mean training loss of each tenth of the run."""
+        eval_at = sorted({int(s) for s in eval_at})
+        if eval_at and (eval_at[0] < 1 or eval_at[-1] > self.steps):
+            raise ValueError(f"eval_at must lie in [1, steps={self.steps}], got {eval_at}")
         torch.manual_seed(self.seed)
         self.model = TinyGPT(self.V, **self.arch).to(self.device)
         W = torch.from_numpy(_windows(docs, self.model.ctx))
@@ -69,7 +76,8 @@ class GPTLM:
         order = torch.randperm(len(W), generator=gen)
         pos = 0
         self.model.train()
-        for _ in range(self.steps):
+        losses, history = [], []
+        for step in range(1, self.steps + 1):
             if pos + self.batch > len(order):  # next epoch (only when the budget is smaller than steps*batch)
                 order, pos = torch.randperm(len(W), generator=gen), 0
             xb = W[order[pos:pos + self.batch]].to(self.device)
@@ -80,33 +88,43 @@ class GPTLM:
             loss.backward()
             opt.step()
             sched.step()
+            losses.append(float(loss.detach()))
+            if step in eval_at:
+                self.model.eval()
+                history.append([self.loss(e) for e in eval_sets])
+                self.model.train()
         self.model.eval()
         self.train_tokens = len(W) * self.model.ctx
+        self.eval_history_ = np.array(history)
+        parts = np.array_split(np.array(losses), min(10, len(losses)))
+        self.train_curve_ = [float(p.mean()) for p in parts]
         return self
 
     @torch.no_grad()
     def token_logprobs(self, docs: Docs) -> np.ndarray:
-        """log P(token | in-document context, at most ctx - 1 tokens) for every token (first: after '.')."""
+        """log P(token | in-document context, at most ctx - 1 tokens) for every token (first: after '.').
+
+        Each document, preceded by '.', is cut into chunks of ``ctx`` targets (vectorised; rows padded)."""
         ctx = self.model.ctx
+        dot = FUNCTION_WORDS.index(".")
+        L = docs.lengths.astype(np.int64)
+        n_chunks = -(-L // ctx)
+        doc = np.repeat(np.arange(len(docs)), n_chunks)
+        start = (np.arange(n_chunks.sum()) - np.repeat(np.cumsum(n_chunks) - n_chunks, n_chunks)) * ctx
+        j = np.arange(ctx + 1)[None, :]
+        pos = start[:, None] + j                      # index into '.' + document
+        valid = pos <= L[doc][:, None]
+        tok_idx = docs.offsets[doc][:, None] + pos - 1
+        rows = np.where(pos == 0, dot, docs.tokens[np.clip(tok_idx, 0, max(docs.n_tokens - 1, 0))])
+        rows = np.where(valid, rows, 0).astype(np.int64)
         out = np.zeros(docs.n_tokens)
-        dot = 3  # "." (FUNCTION_WORDS index)
-        for d in range(0, len(docs), 256):
-            part = docs.take(np.arange(d, min(d + 256, len(docs))))
-            rows, targets, where = [], [], []
-            for i in range(len(part)):
-                a, b = part.offsets[i], part.offsets[i + 1]
-                seq = np.concatenate([[dot], part.tokens[a:b]])
-                for s in range(0, len(seq) - 1, ctx):
-                    chunk = seq[s:s + ctx + 1]
-                    pad = ctx + 1 - len(chunk)
-                    rows.append(np.concatenate([chunk, np.zeros(pad, np.int64)]))
-                    targets.append(len(chunk) - 1)
-                    where.append((a + docs.offsets[d] + s, len(chunk) - 1))
-            x = torch.from_numpy(np.stack(rows)).to(self.device)
+        tgt_valid = valid[:, 1:]
+        for r0 in range(0, len(rows), 1024):
+            x = torch.from_numpy(rows[r0:r0 + 1024]).to(self.device)
             lp = torch.log_softmax(self.model(x[:, :-1]).float(), -1)
             tgt = lp.gather(-1, x[:, 1:, None])[..., 0].cpu().numpy()
-            for r, (start, n) in enumerate(where):
-                out[start:start + n] = tgt[r, :n]
+            m = tgt_valid[r0:r0 + 1024]
+            out[tok_idx[r0:r0 + 1024, 1:][m]] = tgt[m]
         return out
 
     def loss(self, docs: Docs) -> float:

@@ -194,15 +194,18 @@ class SynthWeb:
 
     Parameters: ``seed`` (everything derives from it), ``n_entities`` (300), ``n_relations`` (6),
     ``n_values`` (12 per relation), ``zipf`` (1.1, entity popularity), ``n_hq_entities`` (60 most popular:
-    the HQ facts), ``n_test_facts`` (300 facts of entities of popularity rank >= ``tail_rank``).
+    the HQ facts), ``n_test_facts`` (300 facts of entities of popularity rank in [``tail_rank``, ``tail_end``),
+    ``tail_end`` = ``n_entities`` by default). The tail range sets how often the web states a test fact: the
+    presets match it to the token budget so that T1 is neither at chance nor saturated (brief §5.2).
     """
 
     def __init__(self, seed: int = 0, n_entities: int = 300, n_relations: int = 6, n_values: int = 12,
                  zipf: float = 1.1, n_hq_entities: int = 60, n_test_facts: int = 300, tail_rank: int = 100,
-                 web_mix=WEB_MIX):
-        if n_hq_entities >= tail_rank or tail_rank >= n_entities:
-            raise ValueError("need n_hq_entities < tail_rank < n_entities")
-        if n_test_facts > (n_entities - tail_rank) * n_relations:
+                 web_mix=WEB_MIX, tail_end: int | None = None):
+        tail_end = n_entities if tail_end is None else int(tail_end)
+        if n_hq_entities >= tail_rank or tail_rank >= tail_end or tail_end > n_entities:
+            raise ValueError("need n_hq_entities < tail_rank < tail_end <= n_entities")
+        if n_test_facts > (tail_end - tail_rank) * n_relations:
             raise ValueError("n_test_facts exceeds the number of tail facts")
         mix = np.asarray(web_mix, dtype=float)
         if mix.shape != (len(GENRES),) or np.any(mix < 0) or not np.isclose(mix.sum(), 1.0):
@@ -216,7 +219,7 @@ class SynthWeb:
         self.entity_p = pop / pop.sum()  # entity i has popularity rank i
         self.hq_entity_p = np.where(np.arange(n_entities) < n_hq_entities, self.entity_p, 0.0)
         self.hq_entity_p /= self.hq_entity_p.sum()
-        tail = np.array([(e, r) for e in range(tail_rank, n_entities) for r in range(n_relations)])
+        tail = np.array([(e, r) for e in range(tail_rank, tail_end) for r in range(n_relations)])
         self.test_facts = tail[np.sort(rng.choice(len(tail), n_test_facts, replace=False))]
         # three distractor values per test fact, fixed for the world
         d = np.array([rng.choice(np.setdiff1d(np.arange(n_values), [self.kb[e, r]]), 3, replace=False)
@@ -241,9 +244,6 @@ class SynthWeb:
     def _entities(self, rng, n, which):
         if which == "hq":
             return rng.choice(len(self.entity_p), n, p=self.hq_entity_p)
-        if which == "covering":  # HQ facts, and the test facts' entities half of the time
-            hq = rng.choice(len(self.entity_p), n, p=self.hq_entity_p)
-            return hq
         return rng.choice(len(self.entity_p), n, p=self.entity_p)
 
     def _facts(self, rng, n, which):
