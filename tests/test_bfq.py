@@ -301,3 +301,136 @@ def test_fit_toys_tiny():
     metrics = ex.toy_metrics(samples, ["bandit"], projections=16)
     assert metrics["w2"]["BFQ-1"].shape == (1, 1) and "BFQ-1" in metrics["coverage"]
     assert len(models["bfq"][2]) == 1
+
+
+# --------------------------------------------------------------------------- revision (issue 47)
+def test_library_losses_vanish_on_the_exact_gaussian_flow_map():
+    """L_comp is zero on the exact flow map and L_bnd equals the irreducible CFM variance (pi/4 at s = 0.5)."""
+    out = th.exact_map_losses(0.5, mu=0.3, n=200_000, seed=1)
+    assert out["composition"] < 1e-20
+    assert out["irreducible"] == pytest.approx(np.pi / 4, rel=1e-9)
+    assert out["boundary"] == pytest.approx(out["irreducible"], rel=0.01)
+
+
+def test_lambda_zero_is_unidentified_from_random_starts_but_half_is_not():
+    """From the identity lambda = 0 stays there exactly; from random starts it does not find s, lambda = 0.5 does."""
+    assert th.linear_gaussian_fixed_point(0.0, iters=5, n=1000)["slope"] == 1.0
+    zero = th.random_start_slopes(0.0, 4, iters=60, n=3000)
+    half = th.random_start_slopes(0.5, 3, iters=60, n=3000)
+    assert np.max(np.minimum(np.abs(zero - 0.5), 10)) > 0.2
+    assert np.max(np.abs(half - 0.5)) < 0.06
+    with pytest.raises(ValueError, match="w0"):
+        th.linear_gaussian_fixed_point(0.5, w0=np.zeros(3))
+
+
+def test_meanflow_jvp_target_matches_finite_differences():
+    torch.manual_seed(0)
+    m = bfq.MeanFlowPolicy([0, 1], 2, 3, (16, 16), 8).double()
+    z, v, s = torch.randn(2, 6, 2, dtype=torch.float64), torch.randn(2, 6, 2, dtype=torch.float64), torch.randn(2, 6, 3, dtype=torch.float64)
+    t = torch.rand(2, 6, 1, dtype=torch.float64) * 0.5 + 0.3
+    r = t / 2
+    from torch.func import jvp
+    f = lambda zz, tt: m._raw(zz, r, tt, s)
+    _, d = jvp(f, (z, t), (v, torch.ones_like(t)))
+    h = 1e-6
+    fd = (f(z + h * v, t + h) - f(z - h * v, t - h)) / (2 * h)
+    assert torch.allclose(d, fd, atol=1e-5)
+    loss = bfq.MeanFlowPolicy([0], 2, 3, (16,), 8).meanflow_loss(torch.randn(1, 8, 2), torch.randn(1, 8, 3), torch.Generator().manual_seed(0))
+    assert loss.shape == (1,) and torch.isfinite(loss).all()
+
+
+def test_per_member_grad_clipping_is_independent_across_members():
+    from icml26.bfq.nets import clip_grad_norm_members
+    net = bfq.TwinCritic([0, 1], 2, 3, (8,))
+    for p in net.parameters():
+        p.grad = torch.ones_like(p)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.grad[1::2] *= 100.0          # rows of member 1 (rows 1 and 3 of the 2E twin rows) get huge gradients
+    norms = clip_grad_norm_members(net.parameters(), 2, max_norm=1.0)
+    assert norms[1] > norms[0] > 1.0
+    after = torch.zeros(2)
+    for p in net.parameters():
+        after += p.grad.reshape(p.grad.shape[0], -1).pow(2).sum(1).view(-1, 2).sum(0)
+    assert torch.allclose(after.sqrt(), torch.ones(2), atol=1e-4)
+    with pytest.raises(ValueError):
+        clip_grad_norm_members(net.parameters(), 2, 0.0)
+
+
+def test_layer_norm_is_per_member():
+    """An ensemble member's LayerNorm gain is its own: changing member 1's leaves member 0's output unchanged."""
+    net = bfq.EnsembleMLP([0, 1], 3, (8,), 1, layer_norm=True)
+    x = torch.randn(2, 5, 3)
+    y0 = net(x)[0].clone()
+    with torch.no_grad():
+        net.norms[0].weight[1].mul_(3.0)
+    assert torch.equal(net(x)[0], y0) and not torch.equal(net(x)[1], y0)
+
+
+def test_per_member_eta_equals_separate_runs():
+    """A tuning grid trained as one ensemble gives member e the actor loss of a run with that eta alone."""
+    d = bfq.rollout_dataset("pendulum-medium", 2, 0)
+    s, a = d.states[None, :16].expand(2, 16, 3), d.actions[None, :16].expand(2, 16, 1)
+    both = bfq.BehaviorRegularizedAgent("bfq", [0, 0], d, bfq.AgentConfig(hidden=(16,), pe_dim=8, eta=(0.1, 1.0), mixing="sample"))
+    for k, eta in enumerate((0.1, 1.0)):
+        one = bfq.BehaviorRegularizedAgent("bfq", [0], d, bfq.AgentConfig(hidden=(16,), pe_dim=8, eta=eta, mixing="sample"))
+        q_both = both.critic(s, a)[0, k]
+        q_one = one.critic(s[:1], a[:1])[0, 0]
+        assert torch.allclose(q_both, q_one)
+    with torch.no_grad():
+        both.gen.manual_seed(1)
+        l = both.actor_loss(s, a)
+    assert l.shape == (2,) and l[0] != l[1]
+    with pytest.raises(ValueError, match="eta"):
+        bfq.AgentConfig(eta=(0.1, -1.0))
+
+
+def test_fql_follows_the_official_recipe():
+    d = bfq.rollout_dataset("pendulum-medium", 2, 0)
+    agent = bfq.BehaviorRegularizedAgent("fql", [0], d, bfq.AgentConfig(hidden=(16,), pe_dim=8))
+    assert agent.critic.net.norms is not None                                  # critic LayerNorm
+    plain = bfq.BehaviorRegularizedAgent("bfq", [0], d, bfq.AgentConfig(hidden=(16,), pe_dim=8))
+    assert plain.critic.net.norms is None
+    s, a = d.states[None, :8], d.actions[None, :8]
+    with torch.no_grad():                                                       # un-normalised Q loss: scaling Q scales its part
+        agent.gen.manual_seed(3); l1 = agent.actor_loss(s, a)
+        agent.critic.net.layers[-1].weight.mul_(10); agent.critic.net.layers[-1].bias.mul_(10)
+        agent.gen.manual_seed(3); l10 = agent.actor_loss(s, a)
+    assert not torch.allclose(l1, l10)
+
+
+def test_dql_uses_ema_actor_clipping_and_q_selection():
+    d = bfq.rollout_dataset("pendulum-medium", 2, 0)
+    cfg = bfq.AgentConfig(hidden=(16,), pe_dim=8, batch=16, dql_ema_start=2, dql_ema_every=1, dql_eval_samples=7)
+    agent = bfq.BehaviorRegularizedAgent("dql", [0, 1], d, cfg)
+    init = [p.clone() for p in agent.actor_target.parameters()]
+    agent.update(); agent.update()
+    assert all(torch.equal(p, q) for p, q in zip(init, agent.actor_target.parameters()))   # before dql_ema_start
+    agent.update()
+    assert not all(torch.equal(p, q) for p, q in zip(init, agent.actor_target.parameters()))
+    acts = agent.act(d.states[None, :5].expand(2, 5, 3).contiguous(), torch.Generator().manual_seed(0))
+    assert acts.shape == (2, 5, 1) and acts.abs().max() <= 1
+
+
+def test_bandit_dataset_and_evaluation():
+    data = bfq.bandit_dataset(400, 0)
+    assert data.state_dim == 1 and data.action_dim == 2 and bool((data.dones == 1).all())
+    assert np.isclose(bfq.bandit_reward(np.array([[0.8, 0.8]]))[0], 1.0)
+    assert bfq.bandit_reward(np.zeros((1, 2)))[0] < 1e-6
+    env = gym.make("Bandit4-v0")
+    env.reset(seed=0)
+    assert env.step(np.array([0.8, 0.8], np.float32))[1] == pytest.approx(1.0)
+    bc = bfq.BehaviorRegularizedAgent("bc", [0], data, bfq.AgentConfig(hidden=(16,), batch=64))
+    for _ in range(150):
+        bc.update()
+    assert bfq.evaluate_bandit(bc, 200, 0)[0] < 0.05                 # BC averages the modes: no reward
+
+
+def test_grid_selection_uses_separate_episodes():
+    d = bfq.bandit_dataset(300, 0)
+    out = ex.train_grid_and_score("bfq", d, [0, 1], (0.1, 1.0), 3, bfq.AgentConfig(hidden=(8,), pe_dim=8, batch=16), {}, 2,
+                                  curve_points=3, curve_episodes=1)
+    assert out["value"] in (0.1, 1.0) and out["score"].shape == (2,) and out["all_scores"].shape == (2, 2)
+    assert out["curve"].shape == (2, 3) and out["curve_steps"] == [1, 2, 3]
+    with pytest.raises(ValueError, match="knob"):
+        ex.train_grid_and_score("bc", d, [0], (0.1,), 1, bfq.AgentConfig(hidden=(8,)), {}, 1)

@@ -9,8 +9,25 @@ Actor: ``L = L_BC - alpha Q_1(s, clip(a^pi))`` with ``alpha = eta / E_D |Q_1(s, 
 actions, detached (pitfall 3; TD3+BC keeps its own normalisation over policy actions, alpha = 2.5).
 
 Methods: ``bc`` (deterministic MSE, no critic), ``td3bc``, ``dql`` (DDPM-5, BPTT), ``fql`` (flow BC with
-10 Euler steps + one-step distilled actor), ``fm`` (CFM with K Euler steps, BPTT, "FM-K"), ``bfq``.
-Every method is an ensemble over seeds: member e is one seed's run, with its own weights and batches.
+10 Euler steps + one-step distilled actor), ``fm`` (CFM with K Euler steps, BPTT, "FM-K"), ``ofql``
+(OFQL-lite: MeanFlow with a JVP, `icml26.bfq.meanflow`), ``bfq``.
+Every method is an ensemble over members: member e is one run, with its own weights and batches, and
+its own Q weight (``eta``, ``td3_alpha``, ``fql_alpha`` may be one value per member: a tuning grid
+trained as one ensemble).
+
+The baselines follow their official code where the brief's scaffold differs:
+
+* FQL (``seohongpark/fql`` ``agents/fql.py``, defaults): critic LayerNorm, target and actor Q the *mean*
+  of the twins (``q_agg='mean'``), un-normalised Q loss (``normalize_q_loss=False``), flow BC and
+  distillation averaged over action dimensions, distillation target clipped to the box; ``alpha`` is
+  the tuned knob ("need to be tuned for each environment"), ``eta`` is unused.
+* Diffusion-QL (``agents/ql_diffusion.py``): an EMA actor (decay 0.995, every 5 steps from step
+  ``dql_ema_start``) draws the TD target's next actions; gradient-norm clipping of actor and critic
+  (``gn`` = 9 for halfcheetah/hopper-medium in its ``main.py``); Q loss ``-Q_i(s, a_pi) / |Q_j(s, a_pi)|``
+  with a random critic ``i`` and the other ``j`` at the *policy's* actions; evaluation draws 50
+  actions and picks one by softmax over ``min_j Qbar_j`` (``sample_action``).
+* BFQ and OFQL-lite keep the brief's form (``alpha = eta / E_D |Q_1(s, a)|`` over dataset actions,
+  min-of-twin targets, one stochastic action at evaluation).
 """
 from __future__ import annotations
 
@@ -23,9 +40,22 @@ import torch
 from .baselines import DeterministicActor, DiffusionPolicy, FlowMatchingPolicy, NoiseActor, TwinCritic
 from .data import OfflineDataset
 from .flowmap import FlowMapPolicy
-from .nets import member_generators
+from .meanflow import MeanFlowPolicy
+from .nets import clip_grad_norm_members, member_generators
 
-METHODS = ("bc", "td3bc", "dql", "fql", "fm", "bfq")
+METHODS = ("bc", "td3bc", "dql", "fql", "fm", "ofql", "bfq")
+GRID_KNOB = {"td3bc": "td3_alpha", "fql": "fql_alpha", "dql": "eta", "fm": "eta", "ofql": "eta", "bfq": "eta"}
+"""The hyper-parameter each method tunes per task (its Q weight or BC weight); BC has none."""
+
+
+def per_member(value, members: int, name: str) -> torch.Tensor:
+    """A hyper-parameter as one value per member (a float is broadcast), each finite and >= 0."""
+    values = [value] * members if isinstance(value, (int, float)) else list(value)
+    if len(values) != members:
+        raise ValueError(f"{name}: need one value per member ({members}), got {len(values)}")
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values):
+        raise ValueError(f"{name} must be finite numbers >= 0, got {value}")
+    return torch.tensor([float(v) for v in values], dtype=torch.float32)
 
 
 @dataclass
@@ -38,17 +68,24 @@ class AgentConfig:
     gamma: float = 0.99
     tau: float = 0.005
     batch: int = 256
-    eta: float = 1.0                # Q weight (BFQ, DQL, FQL, FM), normalised by E|Q(s, a_data)|
+    eta: float | tuple = 1.0        # Q weight (BFQ, OFQL, DQL, FM), normalised by |Q| (one value, or one per member)
     lam: float | tuple = 0.5        # BFQ's Bernoulli(lambda) switch (one value, or one per member)
     delta_max: float = 1e-3
     mixing: str = "update"
     parameterisation: str = "mean"
-    td3_alpha: float = 2.5
+    td3_alpha: float | tuple = 2.5
     td3_policy_noise: float = 0.2
     td3_noise_clip: float = 0.5
     td3_policy_freq: int = 2
-    fql_alpha: float = 10.0         # FQL's distillation weight
+    fql_alpha: float | tuple = 10.0  # FQL's distillation weight (official default 10, tuned per task)
     fql_steps: int = 10
+    critic_layer_norm: bool | None = None  # None: the method's own recipe (FQL: LayerNorm; the others: none)
+    dql_grad_norm: float = 9.0      # Diffusion-QL's gradient-norm clip (its main.py: gn = 9 on *-medium)
+    dql_ema_decay: float = 0.995
+    dql_ema_every: int = 5
+    dql_ema_start: int = 1000       # Diffusion-QL's step_start_ema (before it, the EMA actor is the initial one)
+    dql_eval_samples: int = 50      # Diffusion-QL's sample_action: 50 candidates, softmax over Q
+    ofql_ratio: float = 0.25        # MeanFlow's share of r != t
     fm_steps: int = 10
     dql_steps: int = 5
     max_q_backup: int = 0           # 0: min-of-twin at one sampled action; n > 0: max over n samples
@@ -60,8 +97,15 @@ class AgentConfig:
             raise ValueError(f"lambda must be in [0, 1], got {self.lam}")
         if not 0 < self.delta_max < 1:
             raise ValueError(f"Delta_max must be in (0, 1), got {self.delta_max}")
-        if not (self.eta >= 0 and math.isfinite(self.eta)):
-            raise ValueError(f"eta must be a finite number >= 0, got {self.eta}")
+        for name in ("eta", "td3_alpha", "fql_alpha"):
+            value = getattr(self, name)
+            values = [value] if isinstance(value, (int, float)) else list(value)
+            if not values or not all(isinstance(v, (int, float)) and math.isfinite(v) and v >= 0 for v in values):
+                raise ValueError(f"{name} must be finite numbers >= 0, got {value}")
+        if not 0 <= self.ofql_ratio <= 1:
+            raise ValueError(f"ofql_ratio must be in [0, 1], got {self.ofql_ratio}")
+        if self.dql_grad_norm <= 0 or self.dql_eval_samples < 1 or self.dql_ema_every < 1:
+            raise ValueError("dql_grad_norm must be > 0, dql_eval_samples and dql_ema_every >= 1")
         if min(self.fm_steps, self.fql_steps, self.dql_steps) < 1:
             raise ValueError("the number of generation steps K must be >= 1")
 
@@ -87,16 +131,22 @@ class BehaviorRegularizedAgent:
             self.actor = NoiseActor([s + 500 for s in self.seeds], da, ds, h)
         elif method == "fm":
             self.actor = FlowMatchingPolicy(self.seeds, da, ds, h, pe)
+        elif method == "ofql":
+            self.actor = MeanFlowPolicy(self.seeds, da, ds, h, pe)
         else:
             self.actor = FlowMapPolicy(self.seeds, da, ds, h, pe, parameterisation=cfg.parameterisation)
         actor_params = list(self.actor.parameters()) + (list(self.flow.parameters()) if method == "fql" else [])
         self.actor_opt = torch.optim.Adam(actor_params, lr=cfg.lr)
+        self.eta = per_member(cfg.eta, self.E, "eta")
+        self.td3_alpha = per_member(cfg.td3_alpha, self.E, "td3_alpha")
+        self.fql_alpha = per_member(cfg.fql_alpha, self.E, "fql_alpha")
         self.critic = None
         if method != "bc":
-            self.critic = TwinCritic(self.seeds, da, ds, h)
+            ln = (method == "fql") if cfg.critic_layer_norm is None else bool(cfg.critic_layer_norm)
+            self.critic = TwinCritic(self.seeds, da, ds, h, layer_norm=ln)
             self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
             self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.lr)
-        if method == "td3bc":
+        if method in ("td3bc", "dql"):  # TD3's target actor; Diffusion-QL's EMA actor
             self.actor_target = copy.deepcopy(self.actor).requires_grad_(False)
         self.steps = 0
 
@@ -122,13 +172,30 @@ class BehaviorRegularizedAgent:
         """Evaluation actions, clipped to the box [-1, 1] (fresh noise per call: a stochastic policy)."""
         if s.dim() != 3 or s.shape[0] != self.E or s.shape[-1] != self.data.state_dim:
             raise ValueError(f"states must be (E={self.E}, B, {self.data.state_dim}), got {tuple(s.shape)}")
+        if self.method == "dql":
+            return self._dql_select(s, gen)
         return torch.clamp(self.policy_action(s, gen), -1.0, 1.0)
+
+    @torch.no_grad()
+    def _dql_select(self, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """Diffusion-QL's ``sample_action``: ``n`` candidates per state, one drawn by softmax over ``min_j Qbar_j``."""
+        E, B, _ = s.shape
+        n = self.cfg.dql_eval_samples
+        s_rep = s.repeat_interleave(n, dim=1)
+        cand = torch.clamp(self.actor.sample(s_rep, gen), -1.0, 1.0)
+        q = self.critic_target(s_rep, cand).min(0).values.view(E * B, n)
+        idx = torch.multinomial(torch.softmax(q, dim=-1), 1, generator=gen).view(E, B)
+        return cand.view(E, B, n, -1)[torch.arange(E)[:, None], torch.arange(B)[None], idx]
 
     # ------------------------------------------------------------------ one gradient step
     def _polyak(self, net, target):
+        self._polyak_rate(net, target, self.cfg.tau)
+
+    @staticmethod
+    def _polyak_rate(net, target, rate: float):
         with torch.no_grad():
             for p, q in zip(net.parameters(), target.parameters()):
-                q.lerp_(p, self.cfg.tau)
+                q.lerp_(p, rate)
 
     def _next_action(self, s2):
         if self.method == "td3bc":
@@ -137,6 +204,9 @@ class BehaviorRegularizedAgent:
                 noise = (torch.randn(*s2.shape[:2], self.data.action_dim, generator=self.gen) * c.td3_policy_noise
                          ).clamp(-c.td3_noise_clip, c.td3_noise_clip)
                 return (self.actor_target(s2) + noise).clamp(-1.0, 1.0)
+        if self.method == "dql":  # the EMA actor draws the next actions (official next_action = ema_model(s'))
+            with torch.no_grad():
+                return torch.clamp(self.actor_target.sample(s2, self.gen), -1.0, 1.0)
         return torch.clamp(self.policy_action(s2, self.gen), -1.0, 1.0)
 
     def critic_loss(self, s, a, r, s2, d) -> torch.Tensor:
@@ -148,40 +218,53 @@ class BehaviorRegularizedAgent:
                 q2 = self.critic_target(s2r, self._next_action(s2r)).min(0).values
                 q_next = q2.view(self.E, -1, n).max(-1).values
             else:
-                q_next = self.critic_target(s2, self._next_action(s2)).min(0).values
+                q2 = self.critic_target(s2, self._next_action(s2))
+                q_next = q2.mean(0) if self.method == "fql" else q2.min(0).values  # FQL: q_agg = 'mean'
             y = r + c.gamma * (1.0 - d) * q_next
         q = self.critic(s, a)
         return ((q - y.unsqueeze(0)) ** 2).mean(-1).sum(0)  # per member: sum over the twins
 
     def actor_loss(self, s, a) -> torch.Tensor:
+        """The method's actor loss per member, shape ``(E,)`` (module docstring)."""
         c, m = self.cfg, self.method
         if m == "bc":
             return ((self.actor(s) - a) ** 2).mean((-1, -2))
         if m == "td3bc":
             pi = self.actor(s)
             q = self.critic(s, pi)[0]
-            lam = c.td3_alpha / q.abs().mean(-1).detach()
+            lam = self.td3_alpha / q.abs().mean(-1).detach()
             return -lam * q.mean(-1) + ((pi - a) ** 2).mean((-1, -2))
+        if m == "fql":  # official agents/fql.py: means over batch and action dims, un-normalised Q loss
+            da = a.shape[-1]
+            bc = self.flow.loss(a, s, self.gen) / da
+            z = torch.randn(a.shape, generator=self.gen)
+            with torch.no_grad():
+                target = torch.clamp(self.flow.sample(s, z, c.fql_steps), -1.0, 1.0)
+            a_pi = self.actor(s, z)
+            distill = ((a_pi - target) ** 2).mean((-1, -2))
+            q = self.critic(s, torch.clamp(a_pi, -1.0, 1.0)).mean(0)
+            return bc + self.fql_alpha * distill - q.mean(-1)
         if m == "dql":
             bc = self.actor.loss(a, s, self.gen)
             a_pi = self.actor.sample(s, self.gen)
-        elif m == "fql":
-            bc = self.flow.loss(a, s, self.gen)
-            z = torch.randn(a.shape, generator=self.gen)
-            with torch.no_grad():
-                target = self.flow.sample(s, z, c.fql_steps)
-            a_pi = self.actor(s, z)
-            bc = bc + c.fql_alpha * ((a_pi - target) ** 2).mean((-1, -2))
-        elif m == "fm":
+            q1, q2 = self.critic(s, a_pi)  # official: the chain's x0 is clipped inside p_sample
+            pick = torch.rand(self.E, generator=self.gen) < 0.5
+            num = torch.where(pick[:, None], q1, q2).mean(-1)
+            den = torch.where(pick[:, None], q2, q1).abs().mean(-1).detach()
+            return bc - self.eta * num / den
+        if m == "fm":
             bc = self.actor.loss(a, s, self.gen)
             a_pi = self.actor.sample(s, torch.randn(a.shape, generator=self.gen), c.fm_steps)
+        elif m == "ofql":
+            bc = self.actor.meanflow_loss(a, s, self.gen, ratio=c.ofql_ratio)
+            a_pi = self.actor.sample(s, torch.randn(a.shape, generator=self.gen))
         else:
             bc = self.actor.bc_loss(a, s, self.gen, lam=c.lam, delta_max=c.delta_max, mixing=c.mixing)
             a_pi = self.actor.sample(s, torch.randn(a.shape, generator=self.gen))
-        if c.eta == 0:
+        if bool((self.eta == 0).all()):
             return bc
         with torch.no_grad():
-            alpha = c.eta / self.critic(s, a)[0].abs().mean(-1)  # over dataset actions, detached
+            alpha = self.eta / self.critic(s, a)[0].abs().mean(-1)  # over dataset actions, detached
         q = self.critic(s, torch.clamp(a_pi, -1.0, 1.0))[0]
         return bc - alpha * q.mean(-1)
 
@@ -193,6 +276,8 @@ class BehaviorRegularizedAgent:
             lq = self.critic_loss(s, a, r, s2, d)
             self.critic_opt.zero_grad(set_to_none=True)
             lq.sum().backward()
+            if self.method == "dql":
+                clip_grad_norm_members(self.critic.parameters(), self.E, self.cfg.dql_grad_norm)
             self.critic_opt.step()
             out["critic"] = float(lq.detach().mean())
         if self.method != "td3bc" or self.steps % self.cfg.td3_policy_freq == 0:
@@ -201,6 +286,8 @@ class BehaviorRegularizedAgent:
             la = self.actor_loss(s, a)
             self.actor_opt.zero_grad(set_to_none=True)
             la.sum().backward()
+            if self.method == "dql":
+                clip_grad_norm_members(self.actor.parameters(), self.E, self.cfg.dql_grad_norm)
             self.actor_opt.step()
             if self.critic is not None:
                 self.critic.requires_grad_(True)
@@ -208,6 +295,8 @@ class BehaviorRegularizedAgent:
             if self.method == "td3bc":
                 self._polyak(self.actor, self.actor_target)
                 self._polyak(self.critic, self.critic_target)
+        if self.method == "dql" and self.steps % self.cfg.dql_ema_every == 0 and self.steps >= self.cfg.dql_ema_start:
+            self._polyak_rate(self.actor, self.actor_target, 1.0 - self.cfg.dql_ema_decay)
         if self.critic is not None and self.method != "td3bc":
             self._polyak(self.critic, self.critic_target)
         self.steps += 1

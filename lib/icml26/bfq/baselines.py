@@ -144,14 +144,17 @@ class DeterministicActor(nn.Module):
 
 
 class TwinCritic(nn.Module):
-    """Twin Q networks ``Q_1, Q_2`` per member: one `EnsembleMLP` with ``2E`` members; output ``(2, E, B)``."""
+    """Twin Q networks ``Q_1, Q_2`` per member: one `EnsembleMLP` with ``2E`` members; output ``(2, E, B)``.
 
-    def __init__(self, seeds, action_dim: int, state_dim: int, hidden=(256, 256, 256)):
+    ``layer_norm=True``: LayerNorm after every hidden layer (official FQL's critic, ``layer_norm=True``).
+    """
+
+    def __init__(self, seeds, action_dim: int, state_dim: int, hidden=(256, 256, 256), layer_norm: bool = False):
         super().__init__()
         seeds = list(seeds)
         self.members = len(seeds)
         self.net = EnsembleMLP([s * 2 + 1_000 for s in seeds] + [s * 2 + 1_001 for s in seeds],
-                               state_dim + action_dim, hidden, 1)
+                               state_dim + action_dim, hidden, 1, layer_norm=layer_norm)
 
     def forward(self, s, a):
         x = torch.cat([s, a], dim=-1)

@@ -27,9 +27,10 @@ TOYS = ("8gaussians", "moons", "checkerboard", "bandit")
 BANDIT_MODES = np.array([[0.8, 0.8], [0.8, -0.8], [-0.8, 0.8], [-0.8, -0.8]])
 BANDIT_SIGMA = 0.08
 ENVS = {"reacher": "Reacher-v5", "pendulum": "Pendulum-v1", "mountaincar": "MountainCarContinuous-v0"}
-QUALITIES = ("expert", "medium", "random", "replay")
+QUALITIES = ("expert", "medium", "noisy", "random", "replay")
 DATASETS = tuple(f"{e}-{q}" for e in ENVS for q in QUALITIES)
 MEDIUM_NOISE = 0.3
+NOISY_NOISE = 1.0
 
 
 # ---------------------------------------------------------------------------------------- toys
@@ -80,8 +81,40 @@ class Bandit4Env(gym.Env):
         a = np.asarray(action, dtype=np.float64)
         if a.shape != (2,):
             raise ValueError(f"Bandit4 actions are 2-D, got shape {a.shape}")
-        reward = float(np.exp(-np.sum((a - self.rewarded_mode) ** 2) / (2 * 0.2 ** 2)))
-        return np.ones(1, np.float32), reward, True, False, {}
+        return np.ones(1, np.float32), float(bandit_reward(a[None])[0]), True, False, {}
+
+
+def bandit_reward(actions) -> np.ndarray:
+    """`Bandit4Env`'s reward of each action row (``(n, 2)``): ``exp(-|a - (0.8, 0.8)|^2 / (2 * 0.2^2))``."""
+    a = np.asarray(actions, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise ValueError(f"bandit actions must be (n, 2), got {a.shape}")
+    return np.exp(-np.sum((a - BANDIT_MODES[0]) ** 2, axis=1) / (2 * 0.2 ** 2))
+
+
+def bandit_dataset(n: int, seed: int) -> "OfflineDataset":
+    """``n`` one-step transitions of `Bandit4Env` under the four-mode behaviour (a DQL Fig. 1 style task).
+
+    State: the constant 1; action: a behaviour sample (`toy_samples` ``bandit``) clipped to the box;
+    reward: `bandit_reward`; every transition terminal. A Gaussian or MSE actor regularised towards
+    this data is pulled to the modes' mean (0, 0), whose reward is ~1e-7; a policy that keeps the modes
+    can put its mass on the paying one.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    a = np.clip(toy_samples("bandit", n, np.random.default_rng(seed)), -1.0, 1.0)
+    s = np.ones((n, 1), np.float32)
+    return OfflineDataset.from_arrays("bandit-offline", s, a, bandit_reward(a), s, np.ones(n), bandit_reward(a))
+
+
+@torch.no_grad()
+def evaluate_bandit(agent, n: int, seed: int) -> np.ndarray:
+    """Mean `bandit_reward` of ``n`` actions per member of ``agent`` (one step, fresh noise per action)."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    gen = torch.Generator().manual_seed(int(seed) + 991)
+    a = agent.act(torch.ones(agent.E, n, 1), gen).numpy()
+    return np.array([bandit_reward(row).mean() for row in a])
 
 
 BANDIT_ID = "Bandit4-v0"
@@ -221,14 +254,15 @@ def rollout_dataset(name: str, episodes: int, seed: int, max_steps: int | None =
         obs, _ = env.reset(seed=int(seed * 100_003 + ep))
         policy.start_episode(rng.integers(0, 2))
         q = quality if quality != "replay" else ("random" if ep % 2 == 0 else "medium")
+        sigma = NOISY_NOISE if q == "noisy" else MEDIUM_NOISE
         total, done = 0.0, False
         while not done:
             if q == "random":
                 a = rng.uniform(-1, 1, env.action_space.shape)
             else:
                 a = policy(obs)
-                if q == "medium":
-                    a = np.clip(a + MEDIUM_NOISE * rng.standard_normal(a.shape), -1, 1)
+                if q in ("medium", "noisy"):
+                    a = np.clip(a + sigma * rng.standard_normal(a.shape), -1, 1)
             obs2, r, term, trunc, _ = env.step(_to_env_action(env, a))
             S.append(obs); A.append(a); R.append(r); S2.append(obs2); D.append(float(term))
             total += r
@@ -254,8 +288,9 @@ def normalized_score(returns, ref: float, random: float) -> np.ndarray:
     return 100.0 * (np.asarray(returns, dtype=np.float64) - random) / (ref - random)
 
 
-def evaluate(agent, env_key: str, episodes: int, seed: int) -> np.ndarray:
-    """Mean return per member of ``agent`` (an ensemble) over ``episodes`` episodes each.
+def evaluate(agent, env_key: str, episodes: int, seed: int, per_episode: bool = False) -> np.ndarray:
+    """Mean return per member of ``agent`` (an ensemble) over ``episodes`` episodes each (``per_episode``:
+    the returns, shape ``(E, episodes)``).
 
     All ``E * episodes`` episodes run in lock-step, one batched policy call per time step, with fresh
     noise per step (the stochastic one-step policy, as the paper evaluates).
@@ -284,4 +319,4 @@ def evaluate(agent, env_key: str, episodes: int, seed: int) -> np.ndarray:
                 alive[k] = False
     for env in envs:
         env.close()
-    return total.reshape(E, episodes).mean(1)
+    return total.reshape(E, episodes) if per_episode else total.reshape(E, episodes).mean(1)

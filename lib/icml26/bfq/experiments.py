@@ -6,9 +6,12 @@ import time
 import numpy as np
 import torch
 
-from .agent import AgentConfig, BehaviorRegularizedAgent
+import dataclasses
+
+from .agent import GRID_KNOB, AgentConfig, BehaviorRegularizedAgent
 from .baselines import DiffusionPolicy, FlowMatchingPolicy, NoiseActor
-from .data import TOYS, evaluate, mode_coverage, normalized_score, reference_returns, rollout_dataset, toy_samples
+from .data import (TOYS, evaluate, evaluate_bandit, mode_coverage, normalized_score, reference_returns, rollout_dataset,
+                   toy_samples)
 from .flowmap import FlowMapPolicy
 from .metrics import sliced_w2
 from .nets import member_generators
@@ -143,6 +146,77 @@ def train_and_score(method: str, dataset, seeds, steps: int, config: AgentConfig
     returns = evaluate(agent, env_key, eval_episodes, seed=2024)
     score = normalized_score(returns, refs[env_key]["ref"], refs[env_key]["random"])
     return {"agent": agent, "returns": returns, "score": score, "train_s": train_s}
+
+
+def _score(agent, dataset, refs, episodes: int, seed: int) -> np.ndarray:
+    """Per-member, per-episode normalised scores ``(E, episodes)`` (bandit: mean reward x 100 per draw block)."""
+    if dataset.name == "bandit-offline":
+        return np.stack([100.0 * evaluate_bandit(agent, 256, seed + 17 * k) for k in range(episodes)], 1)
+    env_key = dataset.name.split("-")[0]
+    returns = evaluate(agent, env_key, episodes, seed=seed, per_episode=True)
+    return normalized_score(returns, refs[env_key]["ref"], refs[env_key]["random"])
+
+
+def train_grid_and_score(method: str, dataset, seeds, grid, steps: int, config: AgentConfig, refs: dict,
+                         eval_episodes: int, curve_points: int = 0, curve_episodes: int = 2, progress=None,
+                         desc: str = "") -> dict:
+    """Train ``method`` at every value of its tuning knob (`GRID_KNOB`) x every seed as one ensemble,
+    choose the value on *tuning* episodes and score it on *separate* episodes.
+
+    Members are grid-major (``len(grid) x len(seeds)``). After training, each member runs
+    ``2 * eval_episodes`` episodes: the first half picks the grid value with the best mean score over the
+    seeds (the paper tunes eta per task; every method gets the same number of grid values), the second half
+    gives the reported per-seed scores of that value, so the choice does not inflate the reported score.
+    With ``curve_points > 0``, every member is also scored on ``curve_episodes`` episodes at evenly spaced
+    steps (the score-vs-steps curves). ``bc`` has no knob: pass ``grid=(None,)``.
+    Returns per-seed ``score``, the chosen ``value``, ``grid_scores`` (tuning means per value),
+    ``curve_steps``/``curve`` (seeds x points, of the chosen value), the ``agent`` and ``train_s``.
+    """
+    seeds, grid = list(seeds), list(grid)
+    if not grid or steps < 1 or eval_episodes < 1:
+        raise ValueError("need a non-empty grid, steps >= 1 and eval_episodes >= 1")
+    knob = GRID_KNOB.get(method)
+    if knob is None and grid != [None]:
+        raise ValueError(f"{method} has no tuning knob: pass grid=(None,)")
+    members = [1000 * g + s for g in range(len(grid)) for s in seeds]
+    cfg = config if knob is None else dataclasses.replace(config, **{knob: tuple(v for v in grid for _ in seeds)})
+    agent = BehaviorRegularizedAgent(method, members, dataset, cfg)
+    marks = set(np.linspace(steps / curve_points, steps, curve_points).astype(int).tolist()) if curve_points else set()
+    it = range(1, steps + 1) if progress is None else progress(range(1, steps + 1), desc=desc or f"{dataset.name}: {method}")
+    curve_steps, curve = [], []
+    train_s = 0.0
+    for step in it:
+        t0 = time.perf_counter()
+        agent.update()
+        train_s += time.perf_counter() - t0
+        if step in marks:
+            curve_steps.append(step)
+            curve.append(_score(agent, dataset, refs, curve_episodes, seed=500 + step).mean(1))
+    per_ep = _score(agent, dataset, refs, 2 * eval_episodes, seed=2024)
+    tune = per_ep[:, :eval_episodes].mean(1).reshape(len(grid), len(seeds))
+    report = per_ep[:, eval_episodes:].mean(1).reshape(len(grid), len(seeds))
+    best = int(np.argmax(tune.mean(1)))
+    out = {"agent": agent, "score": report[best], "value": grid[best], "grid_scores": tune.mean(1),
+           "all_scores": report, "train_s": train_s, "curve_steps": curve_steps, "curve": None}
+    if curve:
+        c = np.array(curve).reshape(len(curve), len(grid), len(seeds))[:, best, :].T
+        out["curve"] = c
+    return out
+
+
+@torch.no_grad()
+def action_w2_to_noise_and_data(agent, dataset, members, n: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Sliced W2 of each listed member's (unclipped) actions at dataset states to N(0, I) and to the dataset's
+    actions at the same states (brief Sec. 5.4.4: the lambda = 0 collapse emits its noise)."""
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, len(dataset), (n,), generator=g)
+    s = dataset.states[idx][None].expand(agent.E, n, -1)
+    a = agent.policy_action(s, g).numpy()
+    noise = torch.randn(n, dataset.action_dim, generator=g).numpy()
+    data = dataset.actions[idx].numpy()
+    to_noise = np.array([sliced_w2(a[m], noise, 64, seed=m) for m in members])
+    to_data = np.array([sliced_w2(a[m], data, 64, seed=m) for m in members])
+    return to_noise, to_data
 
 
 # ------------------------------------------------------------------------------------------- speed

@@ -41,9 +41,9 @@ def sinusoidal_embedding(t: torch.Tensor, dim: int, scale: float | None = None) 
 
 
 class EnsembleLinear(nn.Module):
-    """``E`` independent affine maps ``x_e W_e + b_e`` (``x``: ``(E, B, n_in)``)."""
+    """``E`` independent affine maps ``x_e W_e + b_e`` (``x``: ``(E, B, n_in)``; one generator per member)."""
 
-    def __init__(self, members: int, n_in: int, n_out: int, generators: list[torch.Generator]):
+    def __init__(self, n_in: int, n_out: int, generators: list[torch.Generator]):
         super().__init__()
         bound = 1.0 / math.sqrt(max(n_in, 1))  # torch.nn.Linear's default (kaiming-uniform, a = sqrt 5)
         w = torch.stack([torch.empty(n_in, n_out).uniform_(-bound, bound, generator=g) for g in generators])
@@ -55,8 +55,21 @@ class EnsembleLinear(nn.Module):
         return torch.baddbmm(self.bias, x, self.weight)
 
 
+class EnsembleLayerNorm(nn.Module):
+    """LayerNorm with a gain and bias *per member* (a shared ``nn.LayerNorm`` would couple the seeds)."""
+
+    def __init__(self, members: int, width: int):
+        super().__init__()
+        self.width = width
+        self.weight = nn.Parameter(torch.ones(members, 1, width))
+        self.bias = nn.Parameter(torch.zeros(members, 1, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x, (self.width,)) * self.weight + self.bias
+
+
 class EnsembleMLP(nn.Module):
-    """``E`` independent MLPs ``n_in -> hidden... -> n_out`` with Mish activations.
+    """``E`` independent MLPs ``n_in -> hidden... -> n_out`` (SiLU by default; ``activation="mish"`` for DQL's).
 
     ``seeds``: one integer per member (its initialisation); ``out_scale`` scales the last layer's
     initial weights (a small value starts a velocity/noise head near zero).
@@ -72,8 +85,8 @@ class EnsembleMLP(nn.Module):
         self.members = len(seeds)
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
         widths = [n_in, *hidden, n_out]
-        self.layers = nn.ModuleList(EnsembleLinear(self.members, a, b, gens) for a, b in zip(widths[:-1], widths[1:]))
-        self.norms = nn.ModuleList(nn.LayerNorm(h) for h in hidden) if layer_norm else None
+        self.layers = nn.ModuleList(EnsembleLinear(a, b, gens) for a, b in zip(widths[:-1], widths[1:]))
+        self.norms = nn.ModuleList(EnsembleLayerNorm(self.members, h) for h in hidden) if layer_norm else None
         with torch.no_grad():
             self.layers[-1].weight.mul_(out_scale)
             self.layers[-1].bias.mul_(out_scale)
@@ -88,6 +101,30 @@ class EnsembleMLP(nn.Module):
                 x = self.norms[k](x)
             x = self.act(x)
         return self.layers[-1](x)
+
+
+def clip_grad_norm_members(params, members: int, max_norm: float) -> torch.Tensor:
+    """``torch.nn.utils.clip_grad_norm_`` applied to each member of an ensemble on its own.
+
+    Every parameter carries a leading axis of ``R`` rows (``R`` a multiple of ``members``; a `TwinCritic`
+    has ``2E`` rows, row ``k`` belonging to member ``k % E``, so a member's norm covers both its critics,
+    as Diffusion-QL clips ``critic.parameters()`` together). Returns the per-member norms before clipping.
+    """
+    if max_norm <= 0:
+        raise ValueError(f"max_norm must be > 0, got {max_norm}")
+    params = [p for p in params if p.grad is not None]
+    if not params:
+        return torch.zeros(members)
+    sq = torch.zeros(members)
+    for p in params:
+        rows = p.grad.reshape(p.grad.shape[0], -1).pow(2).sum(1)
+        sq += rows.view(-1, members).sum(0)
+    norms = sq.sqrt()
+    scale = torch.clamp(max_norm / (norms + 1e-6), max=1.0)
+    for p in params:
+        reps = p.grad.shape[0] // members
+        p.grad.mul_(scale.repeat(reps).view(-1, *([1] * (p.grad.dim() - 1))))
+    return norms
 
 
 def member_generators(seeds, salt: int) -> torch.Generator:

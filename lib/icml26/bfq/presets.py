@@ -2,7 +2,10 @@
 
 Same keys at every scale (the tests run the ``full`` code path on ``smoke`` sizes). Offline RL methods
 are trained as ensembles over seeds (`icml26.bfq.nets`), one ensemble per (method, dataset); the lambda
-sweep is one ensemble of ``len(lambdas) x seeds`` members. Measured wall times next to each preset.
+sweep is one ensemble of ``len(lambdas) x seeds`` members; each tuned method is one ensemble of
+``len(grid) x seeds`` members (`icml26.bfq.experiments.train_grid_and_score`).
+
+``gpu`` variant: none. No GPU was available to this revision; the models are CPU tensors throughout.
 """
 from __future__ import annotations
 
@@ -13,38 +16,49 @@ _COMMON: dict[str, Any] = dict(
     euler_K=(1, 2, 5, 10, 50),
     toys=("8gaussians", "moons", "checkerboard", "bandit"),
     toy_batch=256, toy_n_data=5000, toy_lr=1e-3, toy_eval_n=2000, w2_projections=256,
-    rl_batch=256, eta=1.0, lam=0.5,
-    ref_episodes=40,
-    lambdas=(0.0, 0.25, 0.5, 0.75, 1.0), lambda_dataset="pendulum-medium",
+    rl_batch=256, lam=0.5,
+    # the tuning grids, one knob per method and the same number of values for each (icml26.bfq.agent.GRID_KNOB):
+    # the paper tunes eta per task over {0.001, ..., 1}; FQL's alpha "needs to be tuned for each environment"
+    grids=dict(eta=(0.01, 0.1, 1.0), td3_alpha=(1.0, 2.5, 10.0), fql_alpha=(1.0, 10.0, 100.0)),
+    ref_episodes=40, curve_episodes=2, rt_starts=5, rt_iters=100,
+    lambdas=(0.0, 0.25, 0.5, 0.75, 1.0), lambda_dataset="pendulum-noisy",
+    bandit_n=5000,
     speed_hidden=(256, 256, 256), speed_batches=(1, 256), speed_state_dim=10, speed_action_dim=2,
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # smoke: measured 24 s for the whole notebook (repro run, 2 shared cores; 15 s inside the chapter:
-    # toys 5.0, speed 2.2, lambda sweep 1.4, the rest < 1 each)
+    # smoke: the full code path at toy sizes (two-value grids, one seed, 100 steps)
     "smoke": dict(_COMMON, fp_iters=60, fp_n=5000, fp_lams=(0.0, 0.25, 0.5, 1.0),
+                  grids=dict(eta=(0.1, 1.0), td3_alpha=(2.5, 10.0), fql_alpha=(10.0, 100.0)),
                   toy_methods=("bfq", "fm"), toy_seeds=(0,), toy_steps=300, toy_hidden=(64, 64),
-                  rl_datasets=("reacher-medium",), rl_methods=("td3bc", "bfq"), rl_seeds=(0,), rl_steps=100,
-                  rl_hidden=(64, 64), episodes=dict(reacher=60, pendulum=20, mountaincar=40), eval_episodes=3,
+                  rl_datasets=("pendulum-noisy",), rl_methods=("bc", "td3bc", "fql", "dql", "ofql", "bfq"), rl_seeds=(0,),
+                  rl_steps=100, rl_hidden=(64, 64), curve_points=6,
+                  episodes=dict(reacher=60, pendulum=20, mountaincar=40), eval_episodes=2,
+                  bandit_methods=("bc", "td3bc", "bfq"), bandit_steps=100,
                   lambda_seeds=(0,), lambda_steps=100, speed_rounds=3, speed_reps=20, live_iters=25),
-    # book: measured 213 s for the whole notebook (206 s inside: offline RL 84 (3 datasets x 4 methods x 3 seeds,
-    # 1000 steps), toys 75 (2000 steps, 4 models x 12 members), lambda sweep 34 (15 members), speed 6); BC adds ~5 s
+    # book: not run after this revision; estimated ~290 s from per-step costs measured at smoke sizes (64-wide,
+    # 2-value grids x 3 seeds: ~0.1 s per step summed over the six methods, x 600 steps x 3 datasets ~175 s;
+    # toys ~75 s, lambda sweep ~25 s, data/speed/theory ~15 s)
     "book": dict(_COMMON, fp_iters=100, fp_n=6_000, fp_lams=(0.0, 0.25, 0.5, 0.75, 1.0),
+                 grids=dict(eta=(0.1, 1.0), td3_alpha=(2.5, 10.0), fql_alpha=(10.0, 100.0)),
                  toy_methods=("bfq", "fm", "fql", "dql"), toy_seeds=(0, 1, 2), toy_steps=2000,
                  toy_hidden=(64, 64),
-                 rl_datasets=("reacher-medium", "pendulum-medium", "mountaincar-medium"),
-                 rl_methods=("bc", "td3bc", "fql", "dql", "bfq"), rl_seeds=(0, 1, 2), rl_steps=1000, rl_hidden=(64, 64),
-                 episodes=dict(reacher=200, pendulum=50, mountaincar=80), eval_episodes=5,
-                 lambda_seeds=(0, 1, 2), lambda_steps=1000, speed_rounds=5, speed_reps=50, live_iters=25),
-    # full: not run here; estimated ~40 min on 2 cores from the book per-step costs scaled to 128-wide nets (x2):
-    # toys 6000 steps + EDM ablation ~11 min, offline RL 5 datasets x 5 methods x 4000 steps ~22 min, lambda
-    # sweep ~4 min, data/speed/theory ~3 min
+                 rl_datasets=("reacher-medium", "pendulum-noisy"),
+                 rl_methods=("bc", "td3bc", "fql", "dql", "ofql", "bfq"), rl_seeds=(0, 1, 2), rl_steps=600,
+                 rl_hidden=(64, 64), curve_points=6,
+                 episodes=dict(reacher=200, pendulum=50, mountaincar=80), eval_episodes=4,
+                 bandit_methods=("bc", "td3bc", "fql", "dql", "ofql", "bfq"), bandit_steps=600,
+                 lambda_seeds=(0, 1, 2), lambda_steps=600, speed_rounds=5, speed_reps=50, live_iters=25),
+    # full: not run after this revision; estimated ~40 min on 2 cores (128-wide nets ~2x the 64-wide per-step
+    # cost, 3-value grids x 3 seeds: ~0.27 s per step over the six methods x 2000 steps x 3 datasets ~27 min;
+    # toys 4000 steps ~7 min; lambda sweep ~3 min; evaluation and curves ~3 min)
     "full": dict(_COMMON, fp_iters=400, fp_n=20_000, fp_lams=(0.0, 0.25, 0.5, 0.75, 1.0),
-                 toy_methods=("bfq", "bfq_edm", "fm", "fql", "dql"), toy_seeds=(0, 1, 2), toy_steps=6_000,
+                 toy_methods=("bfq", "bfq_edm", "fm", "fql", "dql"), toy_seeds=(0, 1, 2), toy_steps=4_000,
                  toy_hidden=(128, 128),
-                 rl_datasets=("reacher-medium", "reacher-replay", "pendulum-medium", "pendulum-replay",
-                              "mountaincar-medium"),
-                 rl_methods=("bc", "td3bc", "fql", "dql", "bfq"), rl_seeds=(0, 1, 2), rl_steps=4000, rl_hidden=(128, 128),
-                 episodes=dict(reacher=400, pendulum=100, mountaincar=150), eval_episodes=10,
-                 lambda_seeds=(0, 1, 2), lambda_steps=4000, speed_rounds=9, speed_reps=100, live_iters=25),
+                 rl_datasets=("reacher-medium", "pendulum-noisy"),
+                 rl_methods=("bc", "td3bc", "fql", "dql", "ofql", "bfq"), rl_seeds=(0, 1, 2), rl_steps=2000,
+                 rl_hidden=(128, 128), curve_points=8,
+                 episodes=dict(reacher=400, pendulum=100, mountaincar=150), eval_episodes=8,
+                 bandit_methods=("bc", "td3bc", "fql", "dql", "ofql", "bfq"), bandit_steps=2000,
+                 lambda_seeds=(0, 1, 2), lambda_steps=2000, speed_rounds=9, speed_reps=100, live_iters=25),
 }
