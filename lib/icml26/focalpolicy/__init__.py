@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from . import experiments, metrics
 from .data import ChunkDataset, make_chunks
-from .dct import dct_matrix, dct_ortho, idct_ortho
+from .dct import dct_matrix, dct_ortho
 from .env import ENV_ID, ChunkReach2D, ExpertConfig, ReachConfig, collect_demos, expert_demo, min_jerk, register
 from .losses import adaptive_freq_loss, fco_loss, freq_loss, time_loss
 from .networks import ChunkMLP, ConditionalUnet1D, EnsembleChunkMLP, VmapEnsemble, make_network
@@ -39,6 +39,6 @@ __all__ = [
     "ConsistencyFMPolicy", "ConsistencySampler", "EnsembleChunkMLP", "ExpertConfig", "FMPolicy", "FocalPolicy",
     "LASSampler", "MinMaxNormalizer", "ReachConfig", "Rollout", "TrainResult", "VmapEnsemble", "adaptive_freq_loss", "collect_demos",
     "dct_matrix", "dct_ortho", "expert_demo", "experiments", "fco_loss", "fixed_point_one_step_std", "flow_map_slope",
-    "freq_loss", "idct_ortho", "las_quantiles", "make_chunks", "make_network", "make_policy", "metrics", "min_jerk",
+    "freq_loss", "las_quantiles", "make_chunks", "make_network", "make_policy", "metrics", "min_jerk",
     "posterior_mean_slope", "register", "sigma_t", "time_loss", "train_policy", "uniform_t",
 ]

@@ -19,15 +19,6 @@ def check_chunk(x: torch.Tensor, name: str = "chunk", horizon: int | None = None
         raise ValueError(f"{name} contains NaN or infinite values")
 
 
-def check_time(t: torch.Tensor | float, name: str = "t") -> None:
-    """Flow times in (0, 1] (t = 1 is data)."""
-    tt = torch.as_tensor(t)
-    if not torch.isfinite(tt).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
-    if (tt <= 0).any() or (tt > 1).any():
-        raise ValueError(f"{name} must lie in (0, 1] (t = 1 is data), got range [{float(tt.min()):.4g}, {float(tt.max()):.4g}]")
-
-
 def check_horizon(horizon: int, n_obs_steps: int, n_action_steps: int) -> None:
     """The chunk must contain the executed window: horizon >= n_obs_steps - 1 + n_action_steps."""
     if not isinstance(n_obs_steps, int) or n_obs_steps < 1:

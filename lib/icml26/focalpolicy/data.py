@@ -28,10 +28,6 @@ class ChunkDataset:
         idx = torch.randint(len(self), (size,), generator=generator)
         return {"obs": self.obs[idx], "action": self.action[idx]}
 
-    def subset(self, demo_ids) -> "ChunkDataset":
-        mask = torch.isin(self.demo, torch.as_tensor(list(demo_ids)))
-        return ChunkDataset(self.obs[mask], self.action[mask], self.demo[mask])
-
 
 def make_chunks(demos: list[dict], horizon: int, n_obs_steps: int = 2, n_action_steps: int = 4,
                 pad: bool = True) -> ChunkDataset:

@@ -45,10 +45,3 @@ def dct_ortho(chunks: torch.Tensor) -> torch.Tensor:
     check_chunk(chunks, "chunks")
     C = dct_matrix(chunks.shape[1], dtype=chunks.dtype, device=chunks.device)
     return C @ chunks          # (T, T) @ (B, T, D_a), broadcast over the batch
-
-
-def idct_ortho(coeffs: torch.Tensor) -> torch.Tensor:
-    """Inverse of `dct_ortho` (``C.T``, since ``C`` is orthogonal)."""
-    check_chunk(coeffs, "coeffs")
-    C = dct_matrix(coeffs.shape[1], dtype=coeffs.dtype, device=coeffs.device)
-    return torch.einsum("kn,bkd->bnd", C, coeffs)

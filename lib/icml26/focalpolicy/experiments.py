@@ -26,7 +26,7 @@ VARIANTS: dict[str, dict] = {
     "w_f=1": dict(kind="focal", w_f=1.0),
     "adaptive": dict(kind="focal", w_f=1e-4, freq="adaptive"),
     "window 1-4": dict(kind="focal", w_f=1e-4, window_start=1),
-    "LAS 2d7dc31": dict(kind="focal", w_f=1e-4, las=dict(ratio=0.85)),
+    "LAS 3c0af28": dict(kind="focal", w_f=1e-4, las_commit="3c0af28"),
     "FlowPolicy-H12+FCO": dict(kind="flowpolicy", horizon=12, fco=True, w_f=1e-4),
     "FlowPolicy-H12+LAS": dict(kind="flowpolicy", horizon=12, sampler="las", segments=1),
     "FM-10": dict(kind="fm", steps=10),
@@ -35,7 +35,9 @@ VARIANTS: dict[str, dict] = {
 """Every policy of the chapter (brief §5.2): FlowPolicy (horizon 4 executes 3, as DP3/FlowPolicy on
 MetaWorld), FocalPolicy and its ablations (-FCO: the time loss on the whole horizon, no frequency term;
 -LAS: r = t + 0.01; the w_f sweep; the unused adaptive frequency loss; the time window on the executed
-indices 1-4; the newest official LAS configuration, 2d7dc31), the modules plugged into FlowPolicy at the
+indices 1-4 (the paper as drawn: figs/pipeline.png puts the time loss on "Chunk 1 Execution"); the LAS
+configuration of the official side branch ``original``, 3c0af28; every other LAS user takes the default branch's,
+915f7bc), the modules plugged into FlowPolicy at the
 same horizon (FlowPolicy-H12+FCO, FlowPolicy-H12+LAS: the paper's "generalizability" test), FM-10 and FM-10
 with the FCO plugged in."""
 
@@ -177,8 +179,7 @@ def evaluate_reach(run: VariantRun, mode: str, n_rollouts: int, start_seed: int 
     for s, pol in enumerate(run.policies):
         pol = wrap(pol, s) if wrap is not None else pol
         runner = ChunkedRunner(lambda: ChunkReach2D(mode), max_steps=200)
-        ro = runner.run(pol, range(start_seed, start_seed + n_rollouts), generator=torch.Generator().manual_seed(s),
-                        keep_chunks=True)
+        ro = runner.run(pol, range(start_seed, start_seed + n_rollouts), generator=torch.Generator().manual_seed(s))
         per_seed.append(rollout_metrics(ro, pol.n_action_steps))
         rollouts.append(ro)
     return per_seed, rollouts
@@ -233,7 +234,8 @@ def reach_demos(n_demos: int, val_demos: int, mode: str, seed: int = 0):
 
 def metaworld_experiment(task: str, methods: Sequence[str], seeds: Sequence[int], mc: Mapping, rc_template: Mapping,
                          progress=None, n_obs_steps: int = 2, batch_size: int = 128) -> dict:
-    """State-based MetaWorld: expert demos, train ``methods`` over ``seeds``, roll out; per-method per-seed metrics."""
+    """State-based MetaWorld: expert demos, train ``methods`` over ``seeds``, roll out; per-method per-seed metrics
+    (``methods``) and the training curves (``curves``: executed-window validation MSE on held-out demos)."""
     from . import metaworld_tasks as MW
 
     # MT1 task indices: evaluation on the last ``rollouts`` tasks; below them, the expert's first n_demos solved
@@ -242,11 +244,14 @@ def metaworld_experiment(task: str, methods: Sequence[str], seeds: Sequence[int]
     n_val = min(2, mc["n_demos"])
     pool = MW.collect_demos(task, mc["n_demos"] + n_val, first_task=0, max_steps=mc["max_steps"], stop_before=eval_first)
     demos, val = pool[:mc["n_demos"]], pool[mc["n_demos"]:]
-    rc = dict(rc_template, steps=mc["steps"], lr=mc["lr"], warmup=mc["warmup"], eval_steps=(),
+    n_eval = 6                 # validation points on the held-out demos: the training curves judged by the convergence rule
+    eval_steps = tuple(sorted({round(mc["steps"] * (i + 1) / n_eval) for i in range(n_eval)}))
+    rc = dict(rc_template, steps=mc["steps"], lr=mc["lr"], warmup=mc["warmup"], eval_steps=eval_steps,
               network=mc.get("network", rc_template.get("network")), net=mc.get("net", rc_template.get("net", {})))
     runs = train_variants(methods, demos, val, seeds, rc, 39, 4, progress=progress, n_obs_steps=n_obs_steps,
                           batch_size=batch_size)
-    out = {"demo_len": float(np.mean([len(d["actions"]) for d in demos])), "methods": {}}
+    out = {"demo_len": float(np.mean([len(d["actions"]) for d in demos])), "methods": {},
+           "curves": {name: curve_values(runs[name], "executed") for name in methods}}
     expert_acts = [d["actions"] for d in demos]
     out["expert"] = {"rho": M.boundary_jump_ratio(expert_acts, 4), "jerk": M.mean_squared_jerk(expert_acts),
                      "success": float(MW.expert_success(task, range(eval_first, MW.N_TASKS), mc["max_steps"]).mean())}

@@ -19,12 +19,21 @@ from ._checks import check_chunk
 from .dct import dct_ortho
 
 
-def time_loss(f_t: torch.Tensor, f_r: torch.Tensor, window: tuple[int, int]) -> torch.Tensor:
-    """``mean((f_t - f_r)^2)`` over the chunk indices ``window = (start, stop)``."""
+def time_loss(f_t: torch.Tensor, f_r: torch.Tensor, window: tuple[int, int], members: int = 1) -> torch.Tensor:
+    """``mean((f_t - f_r)^2)`` over the chunk indices ``window = (start, stop)``, one value per member
+    (``members`` blocks of rows; shape ``(members,)``)."""
     a, b = window
     if not 0 <= a < b <= f_t.shape[1]:
         raise ValueError(f"time-loss window {window} does not fit a horizon of {f_t.shape[1]}")
-    return ((f_t[:, a:b] - f_r[:, a:b]) ** 2).mean()
+    return ((f_t[:, a:b] - f_r[:, a:b]) ** 2).reshape(members, -1).mean(1)
+
+
+def _freq_per_member(diff: torch.Tensor, freq: str, members: int) -> torch.Tensor:
+    """The frequency loss of each member's rows of ``diff = f - A`` (``DCT[f] - DCT[A] = DCT[f - A]``, linear)."""
+    d2 = dct_ortho(diff) ** 2
+    if freq == "ortho":                                   # per-sample sum over (k, d), mean over the batch
+        return d2.sum(dim=(1, 2)).reshape(members, -1).mean(1)
+    return (torch.softmax(d2.detach(), dim=1) * d2).sum(dim=1).reshape(members, -1).mean(1)   # adaptive
 
 
 def freq_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -35,30 +44,46 @@ def freq_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """
     if pred.shape != target.shape:
         raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} and {tuple(target.shape)}")
-    diff = pred - target
-    return (dct_ortho(diff) ** 2).sum() / diff.shape[0]
+    return _freq_per_member(pred - target, "ortho", 1)[0]
 
 
 def adaptive_freq_loss(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """The unused adaptive variant: ``mean_{b,d} sum_k softmax_k(D^2)_{k,d} D^2_{k,d}`` (weights detached)."""
-    d2 = (dct_ortho(pred) - dct_ortho(target)) ** 2
-    w = torch.softmax(d2.detach(), dim=1)
-    return (w * d2).sum(dim=1).mean()
+    if pred.shape != target.shape:
+        raise ValueError(f"pred and target must have the same shape, got {tuple(pred.shape)} and {tuple(target.shape)}")
+    return _freq_per_member(pred - target, "adaptive", 1)[0]
 
 
-def fco_loss(f_t: torch.Tensor, f_r: torch.Tensor, target: torch.Tensor, w_f: float, n_action_steps: int,
-             window_start: int = 0, freq: str = "ortho") -> tuple[torch.Tensor, dict[str, float]]:
-    """``L_time`` over ``[window_start, window_start + n)`` plus ``w_f`` times the frequency loss.
+def fco_loss(f_t: torch.Tensor, f_r: torch.Tensor, target: torch.Tensor, w_f: float | torch.Tensor, n_action_steps: int,
+             window_start: int = 0, freq: str = "ortho", full_horizon: bool = False,
+             members: int = 1) -> tuple[torch.Tensor, dict[str, float]]:
+    """``L_time`` over ``[window_start, window_start + n)`` plus ``w_f`` times the frequency loss: the one
+    implementation of the FCO, called by `policies.FocalPolicy.compute_loss` and by the chapter's checks.
 
     ``freq``: ``"ortho"`` (the released loss) or ``"adaptive"`` (the unused softmax-weighted one).
-    Returns the loss and its parts (floats) for logging.
+    ``full_horizon``: the -FCO ablation (the time loss on the whole horizon, no frequency term).
+    ``members``: a seed ensemble stacks its members along the batch (member-major rows); each member's loss
+    is computed on its own rows and the returned loss is their mean (each member gets its own gradient
+    after multiplying by ``members``); ``w_f`` is one number or one value per member.
+    Returns the loss and its parts (floats, means over members) for logging.
     """
     for name, x in (("f_t", f_t), ("f_r", f_r), ("target", target)):
         check_chunk(x, name)
-    if not (isinstance(w_f, (int, float)) and w_f >= 0):
-        raise ValueError(f"w_f must be a number >= 0, got {w_f!r}")
+    w = torch.as_tensor(w_f, dtype=f_t.dtype, device=f_t.device).reshape(-1)
+    if not torch.isfinite(w).all() or (w < 0).any():
+        raise ValueError(f"w_f must be a number >= 0 (or one per member), got {w_f!r}")
+    if w.numel() not in (1, members):
+        raise ValueError(f"w_f has {w.numel()} values for {members} member(s)")
     if freq not in ("ortho", "adaptive"):
         raise ValueError(f"freq must be 'ortho' or 'adaptive', got {freq!r}")
-    lt = time_loss(f_t, f_r, (window_start, window_start + n_action_steps))
-    lf = freq_loss(f_t, target) if freq == "ortho" else adaptive_freq_loss(f_t, target)
-    return lt + w_f * lf, {"time": float(lt.detach()), "freq": float(lf.detach())}
+    if members < 1 or f_t.shape[0] % members:
+        raise ValueError(f"a batch of {f_t.shape[0]} rows does not split into {members} member(s)")
+    S = members
+    if full_horizon:
+        lt = time_loss(f_t, f_r, (0, f_t.shape[1]), S)
+        lf = torch.zeros_like(lt)
+    else:
+        lt = time_loss(f_t, f_r, (window_start, window_start + n_action_steps), S)
+        lf = _freq_per_member(f_t - target, freq, S)
+    loss = (lt + w * lf).mean()
+    return loss, {"time": float(lt.mean().detach()), "freq": float(lf.mean().detach())}

@@ -27,11 +27,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_chunk, check_horizon, check_time
-from .dct import dct_ortho
-from .losses import freq_loss
+from ._checks import check_chunk, check_horizon
+from .losses import fco_loss, freq_loss
 from .networks import make_network
-from .sampler import T_MIN, ConsistencySampler, LASSampler, uniform_t
+from .sampler import MAIN_COMMIT, ConsistencySampler, LASSampler, uniform_t
 
 INFERENCE_T = 0.01
 
@@ -187,19 +186,12 @@ class OneStepPolicy(ChunkPolicy):
         t = torch.full((noise.shape[0],), INFERENCE_T, dtype=noise.dtype, device=noise.device)
         return noise + 1.0 * self.velocity(noise, t, cond)
 
-    def one_step_estimate(self, x: torch.Tensor, t: torch.Tensor, cond: torch.Tensor, end: float | torch.Tensor = 1.0):
-        """``f_theta(x_t, t) = x_t + (end - t) v_theta(x_t, t)``; ``f(x, 1) = x`` for ``end = 1``."""
-        check_time(t)
-        tt = t[:, None, None]
-        end = end[:, None, None] if isinstance(end, torch.Tensor) else end
-        return x + (end - tt) * self.velocity(x, t, cond)
-
 
 class ConsistencyFMPolicy(OneStepPolicy):
     """FlowPolicy: consistency flow matching with ``segments`` segments, ``r = t + delta``, weight ``alpha``."""
 
     def __init__(self, *args, delta: float = 0.01, segments: int = 2, alpha: float = 1e-5, boundary: float = 1.0,
-                 sampler: str = "consistency", las: dict | None = None, fco: bool = False, w_f: float = 1e-4, **kw):
+                 sampler: str = "consistency", las_commit: str = MAIN_COMMIT, fco: bool = False, w_f: float = 1e-4, **kw):
         super().__init__(*args, **kw)
         if segments < 1:
             raise ValueError(f"segments must be >= 1, got {segments}")
@@ -209,7 +201,7 @@ class ConsistencyFMPolicy(OneStepPolicy):
             raise ValueError("the LAS plug-in needs segments=1 (its anchor r is not local to t's segment)")
         if w_f < 0:
             raise ValueError(f"w_f must be >= 0, got {w_f}")
-        self.sampler = ConsistencySampler(delta) if sampler == "consistency" else LASSampler(**(las or {}))
+        self.sampler = ConsistencySampler(delta) if sampler == "consistency" else LASSampler.official(las_commit)
         self.segments, self.alpha, self.boundary, self.delta = segments, alpha, boundary, delta
         self.fco, self.w_f = fco, w_f
 
@@ -254,7 +246,7 @@ class FocalPolicy(OneStepPolicy):
             raise ValueError(f"window_start {window_start} leaves no room for {self.n_action_steps} steps in T = {self.horizon}")
         if freq not in ("ortho", "adaptive"):
             raise ValueError(f"freq must be 'ortho' or 'adaptive', got {freq!r}")
-        self.sampler = sampler if sampler is not None else LASSampler()
+        self.sampler = sampler if sampler is not None else LASSampler.official()
         self.register_buffer("w_f", w.expand(self.members).clone())
         self.freq, self.window_start, self.full_horizon = freq, window_start, full_horizon
 
@@ -271,7 +263,7 @@ class FocalPolicy(OneStepPolicy):
         eps = _on(torch.randn(a.shape, generator=generator), a)
         if isinstance(self.sampler, LASSampler):
             r = self.sampler.anchor(B, generator)
-            t = uniform_t(B, generator, T_MIN)      # LAS's own t is discarded (released code)
+            t = uniform_t(B, generator, self.sampler.t_min)      # LAS's own t is discarded (released code)
         else:
             t, r = self.sampler(B, generator)
         t, r = _on(t, a), _on(r, a)
@@ -280,20 +272,9 @@ class FocalPolicy(OneStepPolicy):
         f_t = x_t + (1 - tt) * self.velocity(x_t, t, cond)
         with torch.no_grad():                       # stop-gradient, no EMA teacher
             f_r = x_r + (1 - rr) * self.velocity(x_r, r, cond)
-        S = self.members
-        if self.full_horizon:
-            lt = ((f_t - f_r) ** 2).reshape(S, -1).mean(1)
-            lf = torch.zeros_like(lt)
-        else:
-            w0 = self.window_start
-            lt = ((f_t[:, w0: w0 + self.n_action_steps] - f_r[:, w0: w0 + self.n_action_steps]) ** 2).reshape(S, -1).mean(1)
-            if self.freq == "ortho":
-                lf = (dct_ortho(f_t - a) ** 2).sum(dim=(1, 2)).reshape(S, -1).mean(1)
-            else:
-                d2 = dct_ortho(f_t - a) ** 2
-                lf = (torch.softmax(d2.detach(), dim=1) * d2).sum(dim=1).reshape(S, -1).mean(1)
-        loss = (lt + self.w_f * lf).mean()
-        return loss, {"loss": float(loss.detach()), "time": float(lt.mean().detach()), "freq": float(lf.mean().detach())}
+        loss, parts = fco_loss(f_t, f_r, a, self.w_f, self.n_action_steps, window_start=self.window_start,
+                               freq=self.freq, full_horizon=self.full_horizon, members=self.members)
+        return loss, {"loss": float(loss.detach()), **parts}
 
 
 def make_policy(spec: dict, obs_dim: int, action_dim: int, network: str, net_kwargs: dict | None = None,
@@ -312,7 +293,7 @@ def make_policy(spec: dict, obs_dim: int, action_dim: int, network: str, net_kwa
     if kind == "focal":
         sampler = spec.pop("sampler", "las")
         if sampler == "las":
-            s = LASSampler(**spec.pop("las", {}))
+            s = LASSampler.official(spec.pop("las_commit", MAIN_COMMIT))
         elif sampler == "consistency":
             s = ConsistencySampler(spec.pop("delta", 0.01))
         else:

@@ -13,8 +13,14 @@ Seeds train together as one ensemble per variant (the MLP as `networks.EnsembleC
 `networks.VmapEnsemble`). Times: one torch thread on a 2-core machine shared with other jobs.
 
 Unit costs measured here (one torch thread, a loaded 2-core machine): a UNet step of batch 128, T = 12, one
-seed: 0.037 s at down dims (16, 32), 0.064 s at (16, 32, 64), 0.18 s at (32, 64, 128); three seeds in one
-``vmap`` pass cost 0.9x the loop over seeds. An MLP ensemble step of 3 seeds: 0.007 s.
+seed: 0.037 s at down dims (16, 32), 0.064 s at (16, 32, 64), 0.18 s at (32, 64, 128) (three seeds in one
+``vmap`` pass against a loop over seeds: ``benchmarks/bench_focalpolicy.py``). An MLP ensemble step of 3 seeds:
+0.007 s.
+
+Reach keys beyond the blocks: ``plant`` (the planted per-chunk offset of the coherence positive controls),
+``plant_success`` (the larger one of the success control P4c, 80 % of the largest action), ``neg_seeds`` (a
+second seed group of -LAS and FlowPolicy-H12, the negative controls of C3/C7b), ``multimodal_block`` (the block
+whose network and budget the multimodal runs use: the MLP on CPU, the UNet in the ``gpu`` variant).
 """
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ def _evals(steps: int, n: int = 10) -> tuple[int, ...]:
 
 _MAIN = ("FlowPolicy-H4", "FocalPolicy", "-FCO", "window 1-4")
 _MLP_BOOK = ("FlowPolicy-H4", "FocalPolicy", "-LAS", "-FCO", "w_f=0", "w_f=1e-2", "w_f=1", "window 1-4",
-             "FlowPolicy-H12", "FlowPolicy-H12+FCO", "FlowPolicy-H12+LAS", "LAS 2d7dc31", "FM-10")
+             "FlowPolicy-H12", "FlowPolicy-H12+FCO", "FlowPolicy-H12+LAS", "LAS 3c0af28", "FM-10")
 _MLP_FULL = _MLP_BOOK + ("FM-10+FCO", "adaptive")
 _MULTI = ("FM-10", "FlowPolicy-H4", "FocalPolicy")
 
@@ -42,6 +48,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # smoke: the whole notebook in ~60 s (the old smoke measured 30-37 s; the UNet block adds ~2 x 120 steps)
     "smoke": dict(_COMMON, seeds=(0,),
                   reach=dict(n_demos=30, val_demos=10, rollouts=10, fixed_rollouts=10, c3_step=240, plant=0.01,
+                             plant_success=0.04, neg_seeds=(1,), multimodal_block="mlp",
                              main=dict(network="unet", net=dict(down_dims=(16, 32)), steps=120, lr=2e-3, warmup=12,
                                        batch_size=64, eval_steps=_evals(120, 6), variants=("FlowPolicy-H4", "FocalPolicy")),
                              mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=300, lr=3e-3, warmup=30,
@@ -53,9 +60,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     # book: an estimate (not run in this revision; helpers may run smoke only): the old book measured 185 s
     # (MLP training 99 s for 10 variants x 3 seeds x 1500 steps, MetaWorld 43 s, multimodal 22 s). Added: the
     # UNet block, 4 variants x 3 seeds x 400 steps of batch 64 at down dims (16, 32) (~0.06 s per 3-seed step at
-    # T = 12 -> ~80 s), three more MLP variants (~30 s), FlowPolicy-H4 on the multimodal task (~10 s): ~300 s
+    # T = 12 -> ~80 s), three more MLP variants (~30 s), FlowPolicy-H4 on the multimodal task (~10 s): ~300 s;
+    # the negative controls' second seed group (-LAS, FlowPolicy-H12 x 3 seeds, ~20 s) and the P4c rollouts: ~325 s
     "book": dict(_COMMON, seeds=(0, 1, 2),
                  reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=50, c3_step=750, plant=0.01,
+                            plant_success=0.04, neg_seeds=(3, 4, 5), multimodal_block="mlp",
                             main=dict(network="unet", net=dict(down_dims=(16, 32)), steps=400, lr=2e-3, warmup=40,
                                       batch_size=64, eval_steps=_evals(400), variants=_MAIN),
                             mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=1500, lr=3e-3, warmup=100,
@@ -73,6 +82,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # was lent to this revision, so its time is unmeasured.
     "full": dict(_COMMON, seeds=(0, 1, 2),
                  reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=100, c3_step=1000, plant=0.01,
+                            plant_success=0.04, neg_seeds=(3, 4, 5), multimodal_block="mlp",
                             main=dict(network="unet", net=dict(down_dims=(16, 32, 64)), steps=2000, lr=1e-3, warmup=200,
                                       batch_size=128, eval_steps=_evals(2000, 12), variants=_MAIN),
                             mlp=dict(network="mlp", net=dict(hidden=(128, 128, 128)), steps=4000, lr=3e-3, warmup=300,
@@ -84,8 +94,9 @@ PRESETS: dict[str, dict[str, Any]] = {
                                          "FlowPolicy-H12+FCO"),
                                 network="mlp", net=dict(hidden=(128, 128, 128))),
                  gpu=dict(
-                     reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=100, c3_step=5000, plant=0.01,
-                                main=dict(network="unet", net=dict(down_dims=(64, 128, 256)), steps=20_000, lr=3e-4,
+                     reach=dict(n_demos=100, val_demos=20, rollouts=50, fixed_rollouts=100, c3_step=5000, plant=0.01, plant_success=0.04,
+                                neg_seeds=(3, 4, 5), multimodal_block="main",
+                                main=dict(network="unet", net=dict(down_dims=(64, 128, 256), time_dim=128), steps=20_000, lr=3e-4,
                                           warmup=500, batch_size=128, eval_steps=_evals(20_000, 20),
                                           variants=_MAIN + ("-LAS", "FlowPolicy-H12", "FlowPolicy-H12+FCO",
                                                             "FlowPolicy-H12+LAS")),
@@ -96,5 +107,5 @@ PRESETS: dict[str, dict[str, Any]] = {
                                     n_demos=20, steps=10_000, lr=3e-4, warmup=500, rollouts=20, max_steps=200,
                                     methods=("FlowPolicy-H4", "FocalPolicy", "FM-10", "-FCO", "window 1-4",
                                              "FlowPolicy-H12+FCO"),
-                                    network="unet", net=dict(down_dims=(64, 128, 256))))),
+                                    network="unet", net=dict(down_dims=(64, 128, 256), time_dim=128)))),
 }

@@ -8,7 +8,7 @@ the episode ends. Several environments run in lockstep so that one policy call s
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import gymnasium as gym
 import numpy as np
@@ -21,8 +21,6 @@ class Rollout:
     observations: np.ndarray           # (N + 1, obs_dim)
     success: bool
     collision: bool
-    first_chunk: np.ndarray            # (T, D_a) the first predicted chunk
-    chunks: list = field(default_factory=list)
 
 
 class ChunkedRunner:
@@ -45,11 +43,11 @@ class ChunkedRunner:
         self._pool = []
 
     def run(self, policy, seeds: Sequence[int], generator: torch.Generator | None = None,
-            options: dict | None = None, keep_chunks: bool = False) -> list[Rollout]:
+            options: dict | None = None) -> list[Rollout]:
         n_obs, n_act = policy.n_obs_steps, policy.n_action_steps
         envs = self.envs(len(seeds))
         hist, obs_log, act_log, done = [], [], [], []
-        success, collision, first, chunks = [False] * len(envs), [False] * len(envs), [None] * len(envs), [[] for _ in envs]
+        success, collision = [False] * len(envs), [False] * len(envs)
         for env, s in zip(envs, seeds):
             o, _ = env.reset(seed=int(s), options=options)
             o = np.asarray(o, dtype=np.float32)
@@ -61,12 +59,7 @@ class ChunkedRunner:
         while not all(done) and steps < self.max_steps:
             live = [i for i, d in enumerate(done) if not d]
             out = policy.predict_action(np.stack([np.stack(hist[i][-n_obs:]) for i in live]), generator=generator)
-            pred, act = out["action_pred"].numpy(), out["action"].numpy()
-            for j, i in enumerate(live):
-                if first[i] is None:
-                    first[i] = pred[j]
-                if keep_chunks:
-                    chunks[i].append((len(act_log[i]), pred[j]))
+            act = out["action"].numpy()
             for k in range(n_act):
                 for j, i in enumerate(live):
                     if done[i]:
@@ -83,5 +76,5 @@ class ChunkedRunner:
                 steps += 1
                 if all(done):
                     break
-        return [Rollout(np.array(act_log[i]).reshape(len(act_log[i]), -1), np.array(obs_log[i]), success[i], collision[i],
-                        first[i], chunks[i]) for i in range(len(envs))]
+        return [Rollout(np.array(act_log[i]).reshape(len(act_log[i]), -1), np.array(obs_log[i]), success[i], collision[i])
+                for i in range(len(envs))]

@@ -2,14 +2,16 @@
 
 Convention: ``x_t = t A + (1 - t) eps``, **t = 1 is data**.
 
-* `LASSampler` (Locally Anchored Sampling, FocalPolicy): ``t ~ U(0.01, 1)``; the MeanFlow "v0" logit-normal
-  sampler draws ``t~ = sigmoid(N(-0.6, 1.6^2))`` and ``r~' = sigmoid(N(-4.0, 1.6^2))``, keeps
-  ``r~ = min(t~, r~')`` with probability 0.75 (else ``r~ = t~``), and the released code **discards** its t
-  and sets ``r = 1 - r~``: the anchor r sits near the data end (median 0.968), independent of t.
-* The newest official snapshot (2d7dc31, 22 Jun 2026) writes the same sampler without ``1 - r~``: positive
-  means (``P_mean_t = 0.6``, ``P_mean_r = 4.0``), ``r = max`` with probability ``1 - ratio`` and ``ratio = 0.15``.
-  Since ``1 - sigmoid(z) = sigmoid(-z)``, that is this sampler with the min-of-``r~`` branch kept with probability
-  0.85 instead of 0.75 (`LASSampler.official`; `las_anchor_2d7dc31` draws it literally, for the check).
+* `LASSampler` (Locally Anchored Sampling, FocalPolicy): ``t ~ U(0.01, 1)`` and the anchor ``r = 1 - r~`` from
+  the MeanFlow "v0" logit-normal sampler: ``t~ = sigmoid(N(P_mean_t, 1.6^2))``, ``r~' = sigmoid(N(P_mean_r,
+  1.6^2))``, ``r~ = min(t~, r~')`` with probability ``ratio`` (else ``max``); the sampler's own t is discarded.
+* The official repository has two branches. Its default branch ``main`` starts at 915f7bc (16 Jun 2026 13:18)
+  and has carried ``P_mean_t = 0.6``, ``P_mean_r = 4.0``, ``ratio = 0.15`` with no ``1 - r`` since that first
+  commit (unchanged at 2d7dc31, 22 Jun); since ``1 - sigmoid(z) = sigmoid(-z)`` that is this sampler with
+  ``P_mean = (-0.6, -4.0)`` and ``ratio = 0.85`` (``LASSampler.official("915f7bc")``, the chapter's primary
+  configuration; `las_anchor_main` draws the branch literally, for the check). The side branch ``original``
+  (3c0af28, 13:56 the same day) writes ``r = 1 - r~`` with ``ratio = 0.75`` (median anchor 0.968), run as the
+  sensitivity row "LAS 3c0af28".
 * `ConsistencySampler` (FlowPolicy / consistency-FM and the -LAS ablation): ``t ~ U(0.01, 1)``,
   ``r = min(t + delta, 1)`` with ``delta = 0.01``.
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 T_MIN = 0.01
+MAIN_COMMIT = "915f7bc"       # the first commit of the official default branch (its LAS config is unchanged at 2d7dc31)
 
 
 def uniform_t(n: int, generator: torch.Generator | None = None, t_min: float = T_MIN) -> torch.Tensor:
@@ -46,14 +49,15 @@ class LASSampler:
             raise ValueError(f"P_std must be > 0, got {self.P_std}")
 
     @classmethod
-    def official(cls, commit: str = "3c0af28") -> "LASSampler":
-        """The released configuration at ``commit``: ``"3c0af28"`` (ratio 0.75, pinned by the chapter) or
-        ``"2d7dc31"`` (the newest snapshot: ratio 0.15 in its own convention, 0.85 in this one)."""
+    def official(cls, commit: str = MAIN_COMMIT) -> "LASSampler":
+        """The released configuration at ``commit``: the default branch ``main`` (``"915f7bc"``, its first
+        commit, or ``"2d7dc31"``, its newest: the same sampler, ratio 0.15 in its own convention, 0.85 in this
+        one) or the side branch ``original`` (``"3c0af28"``: ratio 0.75)."""
         if commit == "3c0af28":
             return cls()
-        if commit == "2d7dc31":
+        if commit in ("915f7bc", "2d7dc31"):
             return cls(ratio=0.85)
-        raise ValueError(f"unknown official commit {commit!r}; valid: '3c0af28', '2d7dc31'")
+        raise ValueError(f"unknown official commit {commit!r}; valid: '915f7bc', '2d7dc31', '3c0af28'")
 
     def anchor(self, n: int, generator: torch.Generator | None = None) -> torch.Tensor:
         """r = 1 - r~ (n draws)."""
@@ -87,10 +91,10 @@ class ConsistencySampler:
         return t, torch.clamp(t + self.delta, max=1.0)
 
 
-def las_anchor_2d7dc31(n: int, generator: torch.Generator | None = None) -> torch.Tensor:
-    """The anchor r of the newest official snapshot, written as its ``time_sampler.py`` and config do
-    (``P_mean_t = 0.6``, ``P_mean_r = 4.0``, ``P_std = 1.6``, ``ratio = 0.15``, no ``1 - r``): the reference
-    that `LASSampler.official("2d7dc31")` is checked against (in distribution)."""
+def las_anchor_main(n: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """The anchor r of the official default branch (915f7bc .. 2d7dc31), written as its ``time_sampler.py`` and
+    config do (``P_mean_t = 0.6``, ``P_mean_r = 4.0``, ``P_std = 1.6``, ``ratio = 0.15``, no ``1 - r``): the
+    reference that `LASSampler.official("915f7bc")` is checked against (in distribution)."""
     a = torch.sigmoid(torch.randn(n, generator=generator) * 1.6 + 0.6)
     b = torch.sigmoid(torch.randn(n, generator=generator) * 1.6 + 4.0)
     hi, lo = torch.maximum(a, b), torch.minimum(a, b)
