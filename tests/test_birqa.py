@@ -62,16 +62,6 @@ def test_ssim_map_is_one_at_identity_with_zero_gradient():
     assert float(s.detach()) == pytest.approx(1.0, abs=1e-12) and float(g.abs().max()) < 1e-10
 
 
-def test_vif_p_equals_torchmetrics():
-    from torchmetrics.functional.image import visual_information_fidelity
-
-    ref, dist = _pair(2, 64, noise=0.05)
-    ours = M.vif_p(ref.double(), dist.double())
-    y = lambda x: M._luma(x.double()) * 255
-    theirs = visual_information_fidelity(y(dist), y(ref), reduction="none")
-    assert torch.allclose(ours, theirs, rtol=1e-6, atol=1e-8)
-
-
 def test_ycbcr_matches_skimage_bt601():
     from skimage.color import rgb2ycbcr
 
@@ -359,37 +349,82 @@ def test_art_margin_classifier_gradient_is_the_scores():
     assert np.abs(g_art - g.numpy()).max() <= 1e-5 * np.abs(g.numpy()).max()
 
 
-def test_band_batches_stay_in_a_band_and_anchors_cover_both_sides():
+def test_band_batches_cover_every_pair_once_in_mos_bands_and_anchors_cover_both_sides():
     from icml26.birqa import band_anchors, band_batches
     rng = np.random.default_rng(0)
-    order = np.arange(200)
-    batches = band_batches(order, 16, 40, rng)
-    assert len(batches) == 200 // 16
-    assert all(len(set(b)) == 16 and b.max() - b.min() < 40 for b in batches)
-    pos = np.arange(60, 124, 4)          # 16 batch pairs spread over a band of 64 (free positions between them)
+    y = np.sort(rng.normal(size=400))
+    batches = band_batches(y, 16, 0.4, rng)
+    seen = np.concatenate(batches)
+    assert np.array_equal(np.sort(seen), np.arange(400))          # every pair once, the extremes included
+    assert all(len(b) >= 2 for b in batches)
+    central = [b for b in batches if abs(y[b].mean()) < 1.0]      # dense part: each batch within ~one band
+    assert central and all(np.ptp(y[b]) <= 2 * 0.4 for b in central)
+    # band starts cover the range: over 50 epochs the lowest and highest pairs are visited once per epoch
+    visits = np.zeros(400)
+    for _ in range(50):
+        for b in band_batches(y, 16, 0.4, rng):
+            visits[b] += 1
+    assert np.all(visits == 50)
+    pos = np.arange(60, 124, 4)          # 16 batch pairs spread over 64 positions (free positions between them)
     a = band_anchors(pos, 200, 8, rng)
     assert len(a) == 8 and (a < pos.min()).any() and (a > pos.max()).any()
     assert not set(a) & set(pos)
     with pytest.raises(ValueError):
-        band_batches(order, 16, 8, rng)
+        band_batches(y, 1, 0.4, rng)
+    with pytest.raises(ValueError):
+        band_batches(y[::-1], 16, 0.4, rng)
     with pytest.raises(ValueError):
         band_anchors(pos, 200, 1, rng)
 
 
-def test_at_lowers_the_adversarial_label_and_aat_trains_on_band_batches():
+def test_adversarial_labels_directions_and_band_batches():
+    from icml26.birqa.metrics import ssim
     torch.manual_seed(0)
     ref, dist = _pair(24, 16, noise=0.2)
     y = np.linspace(-1.5, 1.5, 24)
+    y_t = torch.as_tensor(y, dtype=torch.float32)
+    m = BiRQA(levels=2, channels=4)
+    adv = (dist + 8 / 255 * torch.sign(torch.randn(dist.shape))).clamp(0, 1)
+    low = AnchoredAdversarialTrainer(m, eps=4 / 255, steps=2, anchored=False, label="ssim")
+    y_low = low.adversarial_label(adv, dist, y_t, span=3.0)
+    expected = y_t - (1 - ssim(adv, dist, check=False)).clamp_min(0) * 3.0
+    assert torch.allclose(y_low, expected) and bool((y_low < y_t).all())      # the label is lowered, by the SSIM loss
+    clean = AnchoredAdversarialTrainer(m, eps=4 / 255, steps=2, anchored=False, label="clean")
+    assert torch.equal(clean.adversarial_label(adv, dist, y_t, span=3.0), y_t)
+    # the evaluation's direction, about the global centre, not the batch median: a batch of high-MOS pairs is all pushed down
+    assert np.array_equal(clean.direction(np.array([0.5, 1.0, 2.0]), 0.0), [-1.0, -1.0, -1.0])
+    assert np.array_equal(clean.direction(np.array([-0.5, 0.3]), 0.0), [1.0, -1.0])
     for anchored in (False, True):
-        m = BiRQA(levels=2, channels=4)
-        feats = m.features(ref, dist)
-        tr = AnchoredAdversarialTrainer(m, eps=4 / 255, steps=2, anchored=anchored, n_anchors=4, label="ssim", band=12)
+        mm = BiRQA(levels=2, channels=4)
+        feats = mm.features(ref, dist)
+        tr = AnchoredAdversarialTrainer(mm, eps=4 / 255, steps=2, anchored=anchored, n_anchors=4, band=0.6)
         assert tr.step_size == pytest.approx(2.5 * (4 / 255) / 2)
-        log = tr.fit(ref, dist, [f.detach() for f in feats], y, epochs=2, batch=6, seed=0)
-        assert len(log.epoch_loss) == 2 and np.isfinite(log.losses).all()
-        assert (len(log.bounds) > 0) == anchored
+        calls = []
+        log = tr.fit(ref, dist, [f.detach() for f in feats], y, epochs=4, batch=6, seed=0,
+                     monitor=lambda model: calls.append(1) or 0.5)
+        assert np.isfinite(log.losses).all() and len(log.monitor) == 10 == len(calls)
+        assert (len(log.bounds) > 0) == anchored and (len(log.hinge_active) > 0) == anchored
+        assert all(0 <= h <= k <= 1 for h, k in zip(log.hinge_active, log.hinge_kept))
     with pytest.raises(ValueError, match="label"):
         AnchoredAdversarialTrainer(BiRQA(levels=1, channels=2), eps=4 / 255, steps=1, anchored=False, label="min")
+
+
+def test_art_apgd_runs_above_artss_predict_batch_and_returns_its_best_iterate():
+    pytest.importorskip("art")
+    from icml26.birqa import art_apgd
+    g = torch.Generator().manual_seed(0)
+    ref = torch.rand(150, 3, 8, 8, generator=g)
+    dist = (ref + 0.1 * torch.randn(ref.shape, generator=g)).clamp(0, 1)
+    w = torch.randn(3, 8, 8, generator=g)
+    f = lambda r, d: ((d - r) * w).sum((1, 2, 3))           # a linear score: the best point raises it the most
+    adv = art_apgd(f, ref, dist, 4 / 255, 5)                 # > 128 pairs: ART's predict sub-batches would crash
+    assert adv.shape == dist.shape and float((adv - dist).abs().max()) <= 4 / 255 + 1e-6
+    gain = (f(ref, adv) - f(ref, dist))
+    assert bool((gain > 0).all())                            # the best iterate, never a random start that lowered it
+    d = np.where(np.arange(150) % 2 == 0, 1.0, -1.0)
+    adv_d = attack_directed(f, ref, dist, 4 / 255, 3, "apgd", d, batch=256)
+    moved = (f(ref, adv_d) - f(ref, dist)).numpy()
+    assert np.all(np.sign(moved) == d)
 
 
 def test_chunk_means():

@@ -6,11 +6,17 @@ robust score is SROCC(f(ref, dist + delta), MOS). ``objective="boost"`` maximise
 ``"reduce"`` minimises it.
 
 **The rank-direction protocol** (:func:`rank_direction`, :func:`attack_directed`) is the one of the paper's lab
-(Antsiferova group, ``wianluna/metrics_at``, ``robust-lpips/experiments/kadid/test_kadid.py``): on KADID-10k
+(Antsiferova group, ``wianluna/metrics_at`` @ 674c463, ``robust-lpips/experiments/kadid/test_kadid_correlations.py``
+lines 40-41; an earlier ``test_kadid.py`` was deleted in 980d7a7), assumed to be the paper's: on KADID-10k
 each distorted image whose MOS is above the mean MOS is pushed *down*, each one at or below it *up*, and
 SROCC(attacked scores, MOS) is reported, eps in {2, 4, 6, 8, 10}/255. This is an attack on the ranking; a
 uniform boost of every pair (the earlier primary protocol of this chapter) is a near-monotone transform of the
 scores and leaves SROCC almost intact (a diagnostic now).
+
+Deviation from the lab's attack code (``robust-lpips/common/attacks.py``): the lab's ``BaseFGSM``/``PGD`` compute
+``dir = direction * 2 - 1`` on a direction that is already +-1, so the pushed-up half steps by +1 x step and the
+pushed-down half by -3 x step (three times larger, then clipped to the eps-ball); our steps are symmetric (the
+same alpha in both directions). The lab's ``IFGSM`` also hard-codes eps = 10/255 whatever it is given.
 
 * FGSM (Goodfellow et al. 2015): one step eps * sign(grad);
 * I-FGSM (Kurakin et al. 2017): ``steps`` steps of size ``alpha`` (default eps / 4), projected (equals ART's
@@ -18,7 +24,9 @@ scores and leaves SROCC almost intact (a diagnostic now).
 * PGD (Madry et al. 2018): I-FGSM from a uniform random start in the ball;
 * MI-FGSM (Dong et al. 2018): momentum mu = 1 on the L1-normalised gradient;
 * APGD (Croce & Hein 2020, Alg. 1): **ART 1.20.1's** ``AutoProjectedGradientDescent`` (step 2 eps, momentum
-  0.75, checkpoints with the rho = 0.75 rule) on a two-logit wrapper of the score (:func:`art_apgd`).
+  0.75, checkpoints with the rho = 0.75 rule) on a two-logit wrapper of the score (:func:`art_apgd`), run on
+  chunks of at most :data:`ART_CHUNK` pairs and returning the **best iterate** ``x_max`` as Croce & Hein's
+  algorithm does (ART itself returns its last iterate).
 BPDA (Athalye et al. 2018) is obtained by attacking a model whose hard LBP is run in ``"bpda"`` mode.
 """
 from __future__ import annotations
@@ -33,6 +41,9 @@ ATTACKS = ("fgsm", "ifgsm", "pgd", "mifgsm", "apgd")
 UNSEEN = ("mifgsm", "apgd")
 """Attack algorithms never used in AT/AAT training (which uses PGD in both directions)."""
 OBJECTIVES = ("boost", "reduce")
+ART_CHUNK = 128
+"""Largest chunk :func:`art_apgd` hands ART: ART's ``predict`` runs the wrapper on sub-batches of 128 (its default),
+and the wrapper needs the whole batch (each image is scored against its own reference)."""
 ScoreFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 
@@ -99,7 +110,7 @@ def attack_batched(score_fn, ref, dist, eps, steps, method, objective="boost", b
 
 
 def rank_direction(mos, center: float | None = None) -> np.ndarray:
-    """The lab's attack direction per pair (test_kadid.py: ``better_than_mean = mos > mean_mos;
+    """The lab's attack direction per pair (test_kadid_correlations.py: ``better_than_mean = mos > mean_mos;
     attack_direction = better_than_mean * -2 + 1``): -1 (push the score down) where the MOS is above
     ``center`` (default: the mean MOS of the pairs), +1 (push it up) elsewhere."""
     mos = np.asarray(mos, dtype=float)
@@ -117,6 +128,8 @@ def attack_directed(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor, ep
     if direction.shape != (len(ref),) or not bool(((direction == 1) | (direction == -1)).all()):
         raise ValueError(f"direction must hold one +1 or -1 per pair ({len(ref)}), got shape {tuple(direction.shape)}")
     direction = direction.to(dist.device)
+    if method == "apgd":
+        batch = min(batch, ART_CHUNK)
     out = []
     for i in range(0, len(ref), batch):
         s_i = direction[i:i + batch]
@@ -160,17 +173,27 @@ def art_apgd(score_fn: ScoreFn, ref: torch.Tensor, dist: torch.Tensor, eps: floa
 
     ART attacks classifiers: the score becomes the two logits ``(0, g(x))`` with ``g(x) = f(x) - f(dist)``, label 0,
     and the loss ART follows is the logit margin ``g`` itself (:func:`art_margin_classifier`; no cross-entropy
-    saturation: APGD's step-size rule compares loss values). A pair counts as "misclassified", and ART keeps its
-    last iterate, once ``g > 0`` (the score rose); where it never rises ART returns its random start, as it does
-    for any classifier.
+    saturation: APGD's step-size rule compares loss values). ART runs on chunks of at most :data:`ART_CHUNK` pairs
+    (its ``predict`` calls the wrapper on sub-batches of 128), one ART batch per chunk, and the returned point of
+    each pair is ART's best iterate ``x_max`` (Croce & Hein's Alg. 1 returns x_max; ART 1.20.1 returns its last
+    iterate where ``g > 0`` and its random start elsewhere, and keeps x_max as an attribute). ``score_fn`` must score
+    each pair independently of the others (it is called on chunks).
     """
     from art.attacks.evasion import AutoProjectedGradientDescent
 
-    clf = art_margin_classifier(score_fn, ref, dist)
-    apgd = AutoProjectedGradientDescent(clf, norm=np.inf, eps=eps, eps_step=2 * eps, max_iter=steps, targeted=False,
-                                        nb_random_init=1, batch_size=len(dist), verbose=False)
-    adv = apgd.generate(dist.detach().cpu().numpy(), y=np.zeros(len(dist), dtype=int))
-    return _project(torch.from_numpy(adv).to(dist), dist.detach(), eps).detach()
+    ref, dist = ref.detach(), dist.detach()
+    out = []
+    for i in range(0, len(dist), ART_CHUNK):
+        r, d = ref[i:i + ART_CHUNK], dist[i:i + ART_CHUNK]
+        clf = art_margin_classifier(score_fn, r, d)
+        apgd = AutoProjectedGradientDescent(clf, norm=np.inf, eps=eps, eps_step=2 * eps, max_iter=steps, targeted=False,
+                                            nb_random_init=1, batch_size=len(d), verbose=False)
+        adv = apgd.generate(d.cpu().numpy(), y=np.zeros(len(d), dtype=int))
+        best = getattr(apgd, "x_max", None)
+        if best is None or best.shape != adv.shape:
+            raise RuntimeError("ART's APGD kept no best iterate for the whole chunk (x_max missing or of another shape)")
+        out.append(_project(torch.from_numpy(best).to(d), d, eps))
+    return torch.cat(out).detach()
 
 
 def ir_score(eps_values, srocc_values, clean_srocc: float) -> float:

@@ -251,11 +251,6 @@ class PairSet:
     def __len__(self):
         return len(self.ref)
 
-    def subset(self, idx) -> "PairSet":
-        idx = np.asarray(idx)
-        return PairSet(self.ref[idx], self.dist[idx], self.ref_name[idx], self.source[idx], self.kind[idx],
-                       self.level[idx], None if self.mos is None else self.mos[idx])
-
 
 def build_pairs(refs, kinds, levels, n_crops: int, size: int, side: int, seed: int = 0) -> PairSet:
     """Every (reference crop, distortion type, level) pair, deterministic in ``seed``."""

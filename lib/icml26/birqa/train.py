@@ -4,23 +4,32 @@ and Anchored Adversarial Training (AAT, our reconstruction from the abstract and
 * clean loss (1 - PLCC_batch(y^, y)) + alpha MSE(y^, y) on z-scored MOS: PLCC alone is invariant to
   y^ -> a y^ + b (a > 0; Theory), so the MSE term pins the scale;
 * the training adversary (both methods): PGD with a random start, ``steps`` steps of alpha = 2.5 eps / steps
-  (Madry et al. 2018's travel of 2.5 eps), in **both directions**: within each batch the pairs above the
-  batch's median MOS are pushed down, the others up (the rank-direction threat model of the lab's FR
-  training, ``robust-lpips/common/attacks.py``, ``attack_pairs``: the worse image of a pair is raised, the
-  better one lowered);
-* AT (Chistyakova et al. 2024, ``wianluna/metrics_at``, ``metric_at/trainer.py``, label strategy ``ssim``):
-  random batches, the adversarial pair's label **lowered** by
-  ``penalty * (1 - SSIM(dist_adv, dist)) * (max MOS - min MOS)`` (the perturbation is a distortion), loss
-  L(y^_adv, y_adv) + L(y^_clean, y); ``label="clean"`` keeps the clean MOS as the adversarial label instead;
-* AAT: batches drawn from a **narrow MOS band** (``band`` consecutive training pairs in MOS order) with K_a
-  clean **anchors on both sides** of it (one just below the band, one just above, the rest stratified
-  inside), their regression loss, and the anchored hinge ranking loss
+  (Madry et al. 2018's travel of 2.5 eps), in **both directions** and in the evaluation's: pairs above the
+  **mean training MOS** (z = 0 on z-scored MOS) are pushed down, the others up, whatever the batch (the rank
+  direction of the lab's evaluation, ``test_kadid_correlations.py``; its FR training, ``robust-lpips/common/
+  attacks.py`` ``attack_pairs``, raises the worse image of a pair and lowers the better one). Our steps are
+  symmetric; the lab's code steps the pushed-down half three times further (``dir = direction * 2 - 1`` on +-1);
+* AT, primary (``label="clean"``): the lab's FR adversarial training (``robust-lpips/train/train_2afc.py``:
+  attacks in both directions, the clean judgment kept as the label; the lab attacks each half of a batch with
+  probability 0.5, we train on the clean and the attacked pair with equal weight): random batches, loss
+  L(y^_adv, y) + L(y^_clean, y);
+* AT, second arm (``label="ssim"``): Chistyakova et al. 2024 (``wianluna/metrics_at``, ``metric_at/trainer.py``,
+  label strategy ``ssim``; an NR method, boost-only): the adversarial pair's label **lowered** by
+  ``penalty * (1 - SSIM(dist_adv, dist)) * (max MOS - min MOS)`` (the perturbation is a distortion);
+* AAT: batches drawn from **narrow MOS bands** (:func:`band_batches`: the sorted training MOS cut into bands
+  ``band`` wide in z-scored MOS units at a random offset, every pair once per epoch, the extremes included) with
+  K_a clean **anchors on both sides** of the batch (one just below, one just above, the rest stratified inside),
+  their regression loss, and the anchored hinge ranking loss
   L_rank = mean_{i, a: |y_i - y_a| > tie} [lambda - sgn(y_a - y_i)(y~_a - y^_adv,i)]_+ with weight gamma
-  (the mini-batch construction and two-sided coverage of the reviewers' Theorem 1). Each AAT batch records
-  the anchored bound (bound.py) on its adversarial predictions.
+  (the mini-batch construction and two-sided coverage of the reviewers' Theorem 1; the paper's own method text
+  is not public). Each AAT batch records the anchored bound (bound.py) on its adversarial predictions and the
+  fraction of (sample, anchor) pairs whose hinge is non-zero (``AdvLog.hinge_active``: the ranking loss is
+  engaged, not inert).
 Both adversarial trainers fine-tune a copy of the converged vanilla model with the same batch size (the
 matched-batch control of the ICLR version's 32 vs 16) and the same adversary; :func:`clean_finetune` gives
-vanilla the same extra epochs without attacks (the control for "more training").
+vanilla the same extra epochs without attacks (the control for "more training"). ``monitor`` (optional) is
+called after each tenth of the steps (``AdvLog.monitor``): the held-out attacked SROCC curve the convergence rule
+judges.
 """
 from __future__ import annotations
 
@@ -30,8 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .attacks import attack
-from .bound import BoundCheck, anchored_bound, stratified_anchors
+from .bound import anchored_bound
 
 
 def plcc_loss(pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -111,23 +119,44 @@ def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-
 @dataclass
 class AdvLog:
     losses: list = field(default_factory=list)
-    epoch_loss: list = field(default_factory=list)       # mean training loss per epoch (the training curve)
     bounds: list = field(default_factory=list)           # BoundCheck per AAT batch
     random_coverage: list = field(default_factory=list)  # coverage of uniformly drawn anchors (control)
+    hinge_active: list = field(default_factory=list)     # per AAT batch: fraction of (sample, anchor) pairs, hinge > 0
+    hinge_kept: list = field(default_factory=list)       # per AAT batch: fraction of (sample, anchor) pairs past the tie
+    monitor_steps: list = field(default_factory=list)    # steps at which ``monitor`` ran
+    monitor: list = field(default_factory=list)          # its values (the held-out attacked SROCC)
 
 
-def band_batches(order: np.ndarray, batch: int, band: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """One epoch of MOS-band mini-batches: ``len(order) // batch`` batches, each ``batch`` pairs drawn without
-    replacement from ``band`` consecutive positions of ``order`` (the training pairs sorted by MOS) starting
-    at a uniformly drawn position. Returns the batches as positions in ``order``."""
-    n = len(order)
-    if not 2 <= batch <= band <= n:
-        raise ValueError(f"need 2 <= batch <= band <= n, got batch={batch}, band={band}, n={n}")
+def band_batches(y_sorted, batch: int, width: float, rng: np.random.Generator) -> list[np.ndarray]:
+    """One epoch of MOS-band mini-batches, every training pair once: the sorted MOS ``y_sorted`` is cut into bands
+    ``width`` wide (MOS units) at a uniformly drawn offset, a band holding fewer than ``batch`` pairs merged with
+    the next (the last with the previous), each band's pairs shuffled and split into ``round(len / batch)``
+    near-equal batches; the batches in random order. Returns the batches as positions in ``y_sorted``. Every
+    position is visited once per epoch, the lowest and highest MOS included (band starts cover the range)."""
+    y = np.asarray(y_sorted, dtype=float)
+    n = len(y)
+    if y.ndim != 1 or not np.isfinite(y).all() or np.any(np.diff(y) < 0):
+        raise ValueError("y_sorted must be a finite, non-decreasing 1-D array (the training MOS in sorted order)")
+    if not 2 <= batch <= n:
+        raise ValueError(f"need 2 <= batch <= n, got batch={batch}, n={n}")
+    if not (np.isfinite(width) and width > 0):
+        raise ValueError(f"width must be a positive MOS difference, got {width!r}")
+    band_id = np.floor((y - y[0] + rng.uniform(0, width)) / width).astype(int)
+    groups, cur = [], []
+    for start, stop in zip(np.r_[0, np.flatnonzero(np.diff(band_id)) + 1], np.r_[np.flatnonzero(np.diff(band_id)) + 1, n]):
+        cur.extend(range(start, stop))
+        if len(cur) >= batch:
+            groups.append(np.array(cur))
+            cur = []
+    if cur:
+        if groups:
+            groups[-1] = np.concatenate([groups[-1], cur])
+        else:
+            groups.append(np.array(cur))
     out = []
-    for _ in range(max(1, n // batch)):
-        s = int(rng.integers(0, n - band + 1))
-        out.append(s + rng.choice(band, batch, replace=False))
-    return out
+    for g in groups:
+        out += np.array_split(rng.permutation(g), max(1, round(len(g) / batch)))
+    return [out[i] for i in rng.permutation(len(out))]
 
 
 def band_anchors(pos: np.ndarray, n: int, k: int, rng: np.random.Generator) -> np.ndarray:
@@ -161,61 +190,76 @@ def band_anchors(pos: np.ndarray, n: int, k: int, rng: np.random.Generator) -> n
 class AnchoredAdversarialTrainer:
     """AT (``anchored=False``) or AAT (``anchored=True``) fine-tuning of a BiRQA model (module docstring).
 
-    ``label``: the adversarial label of AT, ``"ssim"`` (Chistyakova et al. 2024: lowered by the SSIM loss of
-    the perturbation) or ``"clean"`` (the clean MOS). ``penalty``: the lowering's weight (the lab's default 1).
-    ``band``: the MOS-band width of AAT's batches, in training pairs (``None``: 4 x batch).
+    ``label``: the adversarial label of AT, ``"clean"`` (the lab's FR AT: the clean MOS) or ``"ssim"``
+    (Chistyakova et al. 2024: lowered by the SSIM loss of the perturbation). ``penalty``: the lowering's weight
+    (the lab's default 1). ``band``: the MOS-band width of AAT's batches in z-scored MOS units (``None``: 4 lambda).
+    ``center``: the MOS above which a pair is pushed down (``None``: the mean of the training MOS given to `fit`).
     """
 
     def __init__(self, model, eps: float, steps: int, anchored: bool, n_anchors: int = 8, lam: float = 0.1,
-                 gamma: float = 1.0, tie: float = 0.05, lr: float = 1e-3, alpha: float = 1.0, label: str = "ssim",
-                 penalty: float = 1.0, band: int | None = None):
+                 gamma: float = 1.0, tie: float = 0.05, lr: float = 1e-3, alpha: float = 1.0, label: str = "clean",
+                 penalty: float = 1.0, band: float | None = None, center: float | None = None):
         if n_anchors < 2:
             raise ValueError(f"need at least 2 anchors, got {n_anchors}")
         if eps <= 0 or steps < 1:
             raise ValueError(f"eps must be > 0 and steps >= 1, got eps={eps}, steps={steps}")
         if label not in ("ssim", "clean"):
-            raise ValueError(f"label must be 'ssim' (Chistyakova et al. 2024) or 'clean', got {label!r}")
+            raise ValueError(f"label must be 'clean' (the lab's FR AT) or 'ssim' (Chistyakova et al. 2024), got {label!r}")
+        if band is not None and not band > 0:
+            raise ValueError(f"band must be a positive MOS width, got {band!r}")
         self.model, self.eps, self.steps, self.anchored = model, eps, steps, anchored
         self.n_anchors, self.lam, self.gamma, self.tie, self.alpha = n_anchors, lam, gamma, tie, alpha
-        self.label, self.penalty, self.band = label, penalty, band
+        self.label, self.penalty, self.band, self.center = label, penalty, band, center
         self.step_size = 2.5 * eps / steps
         self.opt = torch.optim.Adam(model.parameters(), lr=lr)
 
-    def adversary(self, r, d, y_b, seed: int):
-        """PGD in both directions: pairs above the batch's median MOS pushed down, the others up."""
+    def direction(self, y_b, center: float) -> np.ndarray:
+        """The evaluation's rank direction for a batch: -1 (push down) where the MOS is above ``center``, +1 elsewhere."""
+        return np.where(np.asarray(y_b, float) > center, -1.0, 1.0)
+
+    def adversary(self, r, d, y_b, seed: int, center: float = 0.0):
+        """PGD in both directions: pairs above ``center`` (the global mean MOS) pushed down, the others up."""
         from .attacks import attack_directed
 
-        direction = np.where(y_b.cpu().numpy() > float(np.median(y_b.cpu().numpy())), -1.0, 1.0)
+        direction = self.direction(y_b.cpu().numpy(), center)
         return attack_directed(lambda a, b: self.model(a, b, check=False), r, d, self.eps, self.steps, "pgd",
                                direction, batch=len(r), seed=seed, alpha=self.step_size)
 
-    def fit(self, ref, dist, feats, y, epochs: int, batch: int = 16, seed: int = 0) -> AdvLog:
+    def adversarial_label(self, adv, d, y_b, span: float):
+        """The label of the attacked pair: the clean MOS, or (``label="ssim"``) lowered by the SSIM loss of the
+        perturbation times the MOS span."""
+        if self.anchored or self.label == "clean":
+            return y_b
         from .metrics import ssim
 
+        with torch.no_grad():
+            return y_b - self.penalty * (1 - ssim(adv, d, check=False)).clamp_min(0) * span
+
+    def fit(self, ref, dist, feats, y, epochs: int, batch: int = 16, seed: int = 0, monitor=None) -> AdvLog:
         rng = np.random.default_rng(seed)
         y_np = np.asarray(y, float)
         y = torch.as_tensor(y_np, dtype=torch.float32, device=dist.device)
         span = float(y_np.max() - y_np.min())
+        center = float(y_np.mean()) if self.center is None else float(self.center)
         order = np.argsort(y_np, kind="stable")
-        band = self.band or 4 * batch
+        band = self.band or 4 * self.lam
         log, model, step = AdvLog(), self.model, 0
-        for _ in range(epochs):
-            epoch = []
-            batches = (band_batches(order, batch, min(band, len(order)), rng) if self.anchored
-                       else _batches(len(y_np), batch, rng))
+        plan = [[pos for pos in (band_batches(y_np[order], batch, band, rng) if self.anchored
+                                 else _batches(len(y_np), batch, rng))
+                 if len(pos) >= 2 and np.std(y_np[order[pos] if self.anchored else pos]) > 0] for _ in range(epochs)]
+        total = sum(len(b) for b in plan)
+        if monitor is not None and total < 10:
+            raise ValueError(f"a monitored fit needs at least 10 steps, got {total}")
+        checkpoints = set(np.linspace(total / 10, total, 10).round().astype(int).tolist()) if monitor else set()
+        for batches in plan:
             for pos in batches:
                 idx = order[pos] if self.anchored else pos
-                if float(y[idx].std()) == 0:
-                    continue
                 step += 1
                 r, d = ref[idx], dist[idx]
-                adv = self.adversary(r, d, y[idx], seed * 100003 + step)
+                adv = self.adversary(r, d, y[idx], seed * 100003 + step, center)
                 p_adv = model(r, adv, check=False)
                 p_cln = model.forward_features(_take(feats, idx))
-                y_adv = y[idx]
-                if not self.anchored and self.label == "ssim":
-                    with torch.no_grad():
-                        y_adv = y_adv - self.penalty * (1 - ssim(adv, d, check=False)).clamp_min(0) * span
+                y_adv = self.adversarial_label(adv, d, y[idx], span)
                 loss = clean_loss(p_cln, y[idx], self.alpha) + (
                     clean_loss(p_adv, y_adv, self.alpha) if float(y_adv.std()) > 0 else ((p_adv - y_adv) ** 2).mean())
                 if self.anchored:
@@ -228,6 +272,8 @@ class AnchoredAdversarialTrainer:
                     h = torch.relu(self.lam - s * (p_a[None, :] - p_adv[:, None]))
                     if keep.any():
                         loss = loss + self.gamma * h[keep].mean()
+                    log.hinge_kept.append(float(keep.float().mean()))
+                    log.hinge_active.append(float((keep & (h > 0)).float().mean()))
                     log.bounds.append(anchored_bound(y_np[idx], p_adv.detach().cpu().numpy(), y_np[a],
                                                      p_a.detach().cpu().numpy(), self.lam, warn=False))
                     u = rng.choice(len(y_np), self.n_anchors, replace=False)
@@ -237,19 +283,21 @@ class AnchoredAdversarialTrainer:
                 loss.backward()
                 self.opt.step()
                 log.losses.append(float(loss.detach()))
-                epoch.append(log.losses[-1])
-            log.epoch_loss.append(float(np.mean(epoch)))
+                if step in checkpoints:
+                    log.monitor_steps.append(step)
+                    log.monitor.append(float(monitor(model)))
         return log
 
 
-def adversarial_finetune(vanilla, ref, dist, feats, y, anchored: bool, cfg: dict, seed: int, label: str = "ssim"):
+def adversarial_finetune(vanilla, ref, dist, feats, y, anchored: bool, cfg: dict, seed: int, label: str = "clean",
+                         monitor=None):
     """A fine-tuned copy of ``vanilla`` (AT or AAT, sizes from the preset ``cfg``) and its log."""
     model = copy.deepcopy(vanilla)
     torch.manual_seed(seed)
     trainer = AnchoredAdversarialTrainer(model, eps=cfg["eps_train"], steps=cfg["at_steps"], anchored=anchored,
                                          n_anchors=cfg["n_anchors"], lam=cfg["lam"], gamma=cfg["gamma"], lr=cfg["at_lr"],
                                          label=label, penalty=cfg["at_penalty"], band=cfg["at_band"])
-    log = trainer.fit(ref, dist, feats, y, cfg["at_epochs"], cfg["at_batch"], seed=seed)
+    log = trainer.fit(ref, dist, feats, y, cfg["at_epochs"], cfg["at_batch"], seed=seed, monitor=monitor)
     return model, log
 
 
