@@ -4,11 +4,14 @@ transformers' LlamaForCausalLM loaded from the same GGUF (full sequences, logits
 Run: ``pytest benchmarks/bench_probellm.py`` (``make bench``). The ratio tests time the contenders
 interleaved in one process (``icml26.timing.interleaved_best``) and record in ``results/bench/probellm.json``:
 
-* ``score_64_probes``: ours (the chapter's kernel, `LlamaModel.score`) / transformers on the same 64
-  chat-formatted probes, batch 16, one thread each: the speed of the whole scoring path (bound: <= 0.5,
-  i.e. >= 2x faster);
-* ``same_work``: ours on exactly the peer's work (full padded sequences, logits at every position, no
-  prefix cache) / transformers: the cost of our plain-torch forward itself (bound: <= 1.25).
+* ``same_work`` (**the like-for-like ratio**, the one to quote): ours on exactly the peer's work (full padded
+  sequences, logits at every position, no prefix cache) / transformers: the cost of our plain-torch forward
+  itself (bound: <= 1.25; the committed run measured about parity);
+* ``score_64_probes``: ours (the chapter's kernel, `LlamaModel.score`: a shared prefix cache and logits only at
+  the answer positions) / transformers on the same 64 chat-formatted probes without its own equivalents
+  (``past_key_values``, ``logits_to_keep``), batch 16, one thread each. **Not like for like**: it credits the
+  scoring path's features (less work), not a faster forward; kept as a regression bound on that path
+  (<= 0.5), never quoted as a speed-up.
 
 transformers is the best maintained implementation of the same llama forward on PyPI (llama-cpp-python,
 the GGUF's native runtime, is sdist-only and does not build here). Loading it from the GGUF needs
@@ -98,10 +101,11 @@ def test_score_probes_ratio(setup):
     best = interleaved_best({"ours": run_ours, "peer": run_peer, "same": run_same_work}, rounds=ROUNDS)
     rec = record_bench("probellm", "score_64_probes", "icml26.llm LlamaModel.score (prefix cache, answer logits)",
                        best["ours"], "transformers 5.23 LlamaForCausalLM from the GGUF (full logits)", best["peer"],
-                       ROUNDS, note=f"{N_PROBES} probes, batch {BATCH}, 1 thread")
+                       ROUNDS, note=f"{N_PROBES} probes, batch {BATCH}, 1 thread; NOT like for like: the peer runs "
+                       "without its prefix cache and logits_to_keep, so this ratio credits less work")
     same = record_bench("probellm", "same_work", "icml26.llm LlamaModel forward, full logits, no cache",
                         best["same"], "transformers 5.23 LlamaForCausalLM (same inputs)", best["peer"], ROUNDS,
-                        note="the same work as the peer")
+                        note="like for like: the same work as the peer (the ratio to quote)")
     print(rec["ratio"], same["ratio"])
     assert rec["ratio"] <= 0.5
     assert same["ratio"] <= 1.25

@@ -164,7 +164,7 @@ def test_ucb_selection_matches_the_mcts_package_on_a_tie_free_tree():
     visits(root, searcher.root)
 
 
-@pytest.mark.parametrize("strategy", ["static", "random", "micro", "macro", "H", "H_flat"])
+@pytest.mark.parametrize("strategy", ["static", "random", "micro", "macro", "H", "H_ucb", "H1", "H_flat"])
 def test_every_strategy_spends_exactly_the_budget_and_is_deterministic(strategy):
     a = search(strategy, SPACE, ORACLE, 150, seed=4)
     b = search(strategy, SPACE, ORACLE, 150, seed=4)
@@ -191,6 +191,110 @@ def test_search_rejects_bad_arguments(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=match):
         search(args["strategy"], SPACE, ORACLE, args["budget"], 0, args["C"], k=args["k"], eta=args["eta"])
+
+
+def test_two_tree_search_splits_the_budget_explicitly_and_the_single_tree_starves_macro():
+    h = search("H", SPACE, ORACLE, 400, seed=7, split=0.5)
+    assert sum(s == "macro" for s in h.sources) + sum(s == "duplicate" for s in h.sources) >= 190
+    macro_units = [i for i in range(400) if math.floor((i + 1) * 0.5) > math.floor(i * 0.5)]
+    assert len(macro_units) == 200
+    assert all(p.source == "macro" for p in h.probes if p.step in set(macro_units))
+    assert all(p.source in ("seed", "micro") for p in h.probes if p.step not in set(macro_units))
+    assert all(c.kind == "seed" for c in h.root.children)               # macro draws stay out of the micro tree
+    q = search("H", SPACE, ORACLE, 400, seed=7, split=0.25)
+    assert sum(p.source == "macro" for p in q.probes) <= 100
+    one = search("H1", SPACE, ORACLE, 400, seed=7)
+    assert np.mean([s == "macro" for s in one.sources]) < 0.1            # the ablation's starvation
+    u = search("H_ucb", SPACE, ORACLE, 400, seed=7)
+    assert 0 < sum(p.source == "macro" for p in u.probes) < 400
+    with pytest.raises(ValueError, match="split"):
+        search("H", SPACE, ORACLE, 10, 0, split=1.5)
+
+
+def test_fixed_benchmark_is_read_without_replacement_and_seeds_the_trees():
+    rng = np.random.default_rng(0)
+    narrow = Space(max_digits=2, forms=("free_text",), n_templates=2)
+    bench = sorted({narrow.sample(rng) for _ in range(300)})
+    st = search("static", SPACE, ORACLE, 120, seed=1, benchmark=bench)
+    assert set(p.item for p in st.probes) <= set(bench) and st.duplicates == 0
+    h = search("H", SPACE, ORACLE, 120, seed=1, benchmark=bench, n_seeds=10)
+    seeds = [p.item for p in h.probes if p.source == "seed"]
+    assert len(seeds) == 10 and set(seeds) <= set(bench)
+    assert any(p.item not in set(bench) for p in h.probes if p.source == "macro")
+    with pytest.raises(ValueError, match="exhausted"):
+        search("static", SPACE, ORACLE, len(bench) + 1, seed=1, benchmark=bench)
+
+
+def test_dedup_is_on_the_rendered_prompt():
+    a, b = Item("+", 3, 4, "true_false", 0, 2), Item("+", 3, 4, "true_false", 3, 4)   # same claim, other template
+    assert SPACE.check(a) == SPACE.check(b) and pl.render(a) == pl.render(b)
+    c, d = Item("cmp", 3, 9, "multiple_choice", 1, 0), Item("cmp", 3, 9, "multiple_choice", 1, 5)
+    assert (SPACE.check(c) == SPACE.check(d)) == (pl.render(c) == pl.render(d))
+    small = Space(max_digits=1, forms=("free_text", "true_false", "multiple_choice"))
+    items = {small.check(Item(op, x, y, f, t, v)) for op in small.ops for x in range(10) for y in range(10)
+             for f in small.forms for t in range(4) for v in range(8)
+             if not (op == "-" and x < y) and not (op == "cmp" and x == y)}
+    assert len({pl.render(i) for i in items}) == len(items)
+
+
+def test_false_fraction_formula_is_form_aware():
+    tf = Space(forms=("true_false",))
+    oracle = pl.PlantedOracle(tf, background=0.3)
+    fr, ex_c, ex_0 = [], [], []
+    for seed in range(6):
+        un = search("static", tf, oracle, 400, seed=seed, eta=0.3, verified=False)
+        f, a = ex.false_failure_fraction(un)
+        fr.append(f); ex_c.append(ex.expected_false_fraction(tf, oracle, un, 0.3)); ex_0.append(ex.false_fraction_formula(a, 0.3))
+    assert abs(np.mean(fr) - np.mean(ex_c)) < 0.03                      # masking on true/false: c = 1
+    assert np.mean(ex_0) < np.mean(fr) - 0.05                           # the form-blind formula (c = 0) is off
+    assert ex.false_fraction_formula(0.5, 0.2, 1.0) == pytest.approx(0.1 / (0.1 + 0.5 * 0.8))
+    item = Item("+", 12, 30)
+    assert ex.masking_probability(SPACE, item, 42) == 0 and ex.masking_probability(SPACE, item, 45) == pytest.approx(1 / 18)
+    assert ex.masking_probability(SPACE, item, 142) == 0
+
+
+def test_unverified_search_with_a_labeller():
+    gold = search("static", SPACE, ORACLE, 80, seed=3, verified=False, labeller=lambda its: [pl.verify(SPACE, i) for i in its])
+    assert all(p.failed == p.genuine for p in gold.probes)
+    tf = Space(forms=("true_false",))
+    o = pl.PlantedOracle(tf)
+    flip = search("static", tf, o, 80, seed=3, verified=False, labeller=lambda its: [not pl.verify(tf, i) for i in its])
+    assert all(p.failed != p.genuine for p in flip.probes)             # every verdict inverted
+
+
+def test_crossover_budget_and_regime():
+    p, q = ORACLE.prevalence()
+    b = ex.crossover_budget(q, 0.5)
+    assert ex.static_recall_closed_form(q, b) >= 0.5 > ex.static_recall_closed_form(q, b - 1)
+    assert ex.regime_budgets(q, (100, 200, 500, 1000), 0.5) == tuple(B for B in (100, 200, 500, 1000) if B < b)
+    assert ex.regime_budgets(q, (5000,), 0.5) == (5000,)
+    with pytest.raises(ValueError):
+        ex.crossover_budget(q, 1.5)
+
+
+def test_regime_lower_end_is_a_power_rule():
+    p, q = ORACLE.prevalence()
+    lo, hi = ex.crossover_budget(q, 0.1), ex.crossover_budget(q, 0.5)
+    grid = (100, 200, 300, 500, 1000)
+    reg = ex.regime_budgets(q, grid, 0.5, floor=0.1)
+    # exactly the grid's budgets whose closed form lies in [0.1, 0.5], i.e. lo <= B < hi
+    assert reg == tuple(B for B in grid if lo <= B < hi) == (300, 500)
+    assert all(ex.in_regime(q, B, 0.5, 0.1) for B in reg) and not ex.in_regime(q, 100, 0.5, 0.1)
+    assert ex.regime_budgets(q, grid, 0.5) == ex.regime_budgets(q, grid, 0.5, floor=0.0) == (100, 200, 300, 500)
+    # no budget in the band: the nearest one, which the caller marks untestable
+    assert ex.regime_budgets(q, (100, 200), 0.5, floor=0.1) == (200,)
+    assert ex.regime_budgets(q, (1000, 5000), 0.5, floor=0.1) == (1000,)
+    with pytest.raises(ValueError):
+        ex.regime_budgets(q, grid, 0.5, floor=0.5)
+    # the power rule: below the floor a static run mostly records no mode, so paired seeds tie at 0
+    P = [1 - ex.static_recall_closed_form(q[j:j + 1], 223) for j in range(len(q))]
+    assert ex.static_no_mode_probability(q, 223) == pytest.approx(np.prod(P))
+    assert ex.tie_at_zero_probability(q, 223, 4) == pytest.approx(np.prod(P) ** 8)
+    assert ex.tie_at_zero_probability(q, 100, 4) > 0.5 > 0.02 > ex.tie_at_zero_probability(q, lo, 4)
+    # Monte Carlo: the no-mode probability of i.i.d. runs against the closed form
+    rng = np.random.default_rng(0)
+    counts = rng.binomial(100, q, size=(4000, len(q)))
+    assert abs(np.mean((counts < 3).all(1)) - ex.static_no_mode_probability(q, 100)) < 0.015
 
 
 def test_unverified_search_reports_false_failures_and_verified_none():
@@ -283,8 +387,15 @@ def test_smollm2_teacher_forced_verdict_equals_greedy_decoding(smol_target):
     mc, tf = Item("+", 2, 3, "multiple_choice", 0, 1), Item("+", 2, 3, "true_false", 0, 0)
     f, h, sig = smol_target.query([mc, tf], return_details=True)
     assert f.shape == (2,) and h.shape == (2, 576) and sig.shape == (2, 2)
-    ok = smol_target.query([Item("+", 7, 5, "free_text", 3)])[0]
-    assert smol_target.query([Item("+", 7, 5, "free_text", 3)], [13])[0] != ok or ok
+    fails_gold = smol_target.query([Item("+", 7, 5, "free_text", 3)])[0]
+    if not fails_gold:  # a correct answer (12) judged against a wrong label is a reported failure
+        assert smol_target.query([Item("+", 7, 5, "free_text", 3)], [13])[0]
+    # the model as a test writer: its own closed-form answers, in verify's form, agree with its verdicts
+    writ = smol_target.answers([mc, tf])
+    assert isinstance(writ[0], int) and isinstance(writ[1], bool)
+    assert list(smol_target.query([mc, tf], writ)) == [False, False]
+    with pytest.raises(ValueError, match="closed-form"):
+        smol_target.answers(items[:1])
     with pytest.raises(RuntimeError, match="labels"):
         smol_target.query(items[:2], [1])
 
@@ -324,6 +435,17 @@ def test_tiny_lm_failure_map_equals_per_item_greedy_verification(tiny_lm):
         assert tiny_lm.query(ok[:1], [pl.verify(TINY_SPACE, ok[0]) + 1])[0]
     res = search("H", TINY_SPACE, tiny_lm, 30, 0, n_seeds=3)
     assert res.charged == 30
+
+
+def test_tiny_lm_benchmark_prevalence_matches_sampling(tiny_lm):
+    tiny_lm.set_modes(0.0, 0.0)
+    p, q = ex.benchmark_prevalence(TINY_SPACE, tiny_lm)
+    rng = np.random.default_rng(0)
+    draws = [TINY_SPACE.sample(rng) for _ in range(4000)]
+    M = tiny_lm.membership(draws)
+    f = tiny_lm.query(draws)
+    assert np.all(np.abs(M.mean(0) - p) < 4 * np.sqrt(p * (1 - p) / 4000) + 1e-3)
+    assert np.all(np.abs((M & f[:, None]).mean(0) - q) < 4 * np.sqrt(q * (1 - q) / 4000) + 1e-3)
 
 
 def test_tiny_lm_is_deterministic(tiny_lm):

@@ -3,8 +3,8 @@ verifiable failures, and their consolidation into failure modes.
 
 Modules: `space` (verifiable arithmetic items, strata, micro moves, python_exec verification),
 `targets` (the planted-mode oracle and SmolLM2-135M-Instruct behind one ``query``), `tinylm` (target (b): a
-char-level decoder trained on corrupted data, its exact failure map by enumeration, the same ``query``), `tree` (UCB1 tree,
-ProbeLLM-H's macro arm and the baselines at an equal budget), `modes` (failure-aware embeddings,
+char-level decoder trained on corrupted data, its exact failure map by enumeration, the same ``query``), `tree` (the docs' two UCB1
+trees, macro and micro, with an explicit budget split; the single-tree ablation; the baselines at an equal budget), `modes` (failure-aware embeddings,
 HDBSCAN, boundary-aware rule induction), `experiments` (metrics and the chapter's experiment loops),
 `presets`.
 """

@@ -40,6 +40,103 @@ def static_recall_se(q: np.ndarray, B: int, repeats: int, min_failures: int = 3)
     return float(math.sqrt(np.sum(P * (1 - P)) / len(P) ** 2 / repeats))
 
 
+def crossover_budget(q: np.ndarray, level: float = 0.5, min_failures: int = 3, b_max: int = 10**7) -> int:
+    """The smallest budget B at which the static closed form `static_recall_closed_form` reaches ``level``:
+    below it a static benchmark misses most modes (the rare-mode regime the breadth claim is about)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    q = np.asarray(q, dtype=float)
+    if static_recall_closed_form(q, b_max, min_failures) < level:
+        raise ValueError(f"the closed form never reaches {level} below B = {b_max} (some q_m too small)")
+    lo, hi = 1, b_max  # the closed form is increasing in B
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if static_recall_closed_form(q, mid, min_failures) >= level:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def static_no_mode_probability(q: np.ndarray, B: int, min_failures: int = 3) -> float:
+    """P(a static run of ``B`` i.i.d. draws records no mode at all): prod_m P(Bin(B, q_m) < min_failures)
+    (modes found independently, as in `static_recall_se`)."""
+    return float(np.prod(binom.cdf(min_failures - 1, B, np.asarray(q))))
+
+
+def tie_at_zero_probability(q: np.ndarray, B: int, n_seeds: int, min_failures: int = 3) -> float:
+    """P(every one of ``n_seeds`` paired recall differences is a tie at 0) when both compared strategies
+    record modes at the static closed form's rate: `static_no_mode_probability` ** (2 n_seeds). Then the
+    paired test returns the point interval [0, 0], which no region >= 0.01 contains: a test without power.
+    A strategy broader than static (the claim) only lowers it, so this is the rate at the claim's boundary."""
+    return static_no_mode_probability(q, B, min_failures) ** (2 * n_seeds)
+
+
+def regime_budgets(q: np.ndarray, budgets, level: float = 0.5, min_failures: int = 3, *,
+                   floor: float = 0.0) -> tuple[int, ...]:
+    """The rare-mode regime of the breadth claims: the budgets at which the static closed form
+    `static_recall_closed_form` lies in [``floor``, ``level``], fixed from the closed form before any search.
+
+    Upper end (``level``): past it a static sample already recalls most modes and no method can be much
+    broader (recall is capped at 1). Lower end (``floor``, a power rule): every strategy here meets a mode
+    first through draws from the generator (fresh seeds, or local moves around benchmark seeds), at about
+    the rates q_m of the closed form, so where a static sample records almost nothing every compared
+    strategy mostly records nothing too, and the paired differences are exact ties at 0
+    (`tie_at_zero_probability`): the test has no power there. The chapter declares ``floor = 0.1`` (half a
+    mode per static run on the 5-mode oracle), computed from q_m and the seed counts only: at the oracle's
+    B = 223, where the closed form is 0.1, a static run records no mode with probability 0.58
+    (`static_no_mode_probability`), a seed is a tie at 0 with probability 0.34, and all 4 smoke seeds are
+    with probability 0.013 (30 book seeds: 6e-15); at B = 100 (closed form 0.015) a seed is a tie at 0 with
+    probability 0.86 and all 4 smoke seeds with 0.54 (30 book seeds: 0.010). ``floor = 0`` is the upper end
+    alone (the first revision's rule).
+
+    When no budget lies in the band, the one whose closed form is nearest to it (the smaller on a tie), so
+    that the callers still run; they check `in_regime` and mark the claims untestable then.
+    """
+    if not 0 <= floor < level:
+        raise ValueError(f"need 0 <= floor < level, got floor {floor}, level {level}")
+    budgets = sorted(budgets)
+    f = {B: static_recall_closed_form(q, B, min_failures) for B in budgets}
+    keep = tuple(B for B in budgets if floor <= f[B] <= level)
+    return keep or (min(budgets, key=lambda B: (max(floor - f[B], f[B] - level), B)),)
+
+
+def in_regime(q: np.ndarray, B: int, level: float = 0.5, floor: float = 0.0, min_failures: int = 3) -> bool:
+    """Whether budget ``B`` lies in the rare-mode regime [``floor``, ``level``] of `regime_budgets`."""
+    return floor <= static_recall_closed_form(q, B, min_failures) <= level
+
+
+def benchmark_prevalence(space: Space, target, items=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, q)`` of a target with an enumerable map (`TinyArithLM`: free text, operands < 100): p_m the
+    probability that a benchmark draw (`Space.sample`) lies in measured mode m, q_m that it lies in m and
+    fails, by exact enumeration of the sampling distribution (op, each operand's length, template uniform;
+    a subtraction's operands ordered)."""
+    if tuple(space.forms) != ("free_text",):
+        raise ValueError("benchmark_prevalence enumerates free-text spaces only")
+    fails = dict(zip(target.items, target.fails().tolist()))
+    M = len(target.modes)
+    p, q = np.zeros(M), np.zeros(M)
+    lens = range(1, space.max_digits + 1)
+    rng_of = {d: range(0 if d == 1 else 10 ** (d - 1), 10 ** d) for d in lens}
+    for op in space.ops:
+        for la in lens:
+            for lb in lens:
+                w = 1 / (len(space.ops) * len(lens) ** 2 * len(rng_of[la]) * len(rng_of[lb]) * space.n_templates)
+                batch, weights = [], []
+                for a in rng_of[la]:
+                    for b in rng_of[lb]:
+                        x, y = (max(a, b), min(a, b)) if op == "-" else (a, b)
+                        for t in range(space.n_templates):
+                            batch.append(Item(op, x, y, "free_text", t, 0))
+                if not batch:
+                    continue
+                mem = target.membership(batch)
+                f = np.array([fails[it] for it in batch], dtype=float)
+                p += w * mem.sum(0)
+                q += w * (mem * f[:, None]).sum(0)
+    return p, q
+
+
 def run_grid(space: Space, oracle: PlantedOracle, strategies, budget: int, seeds, cfg, progress=None, **kw):
     """{strategy: [SearchResult per seed]} at one budget (recall at smaller B is read off the prefix)."""
     out = {}
@@ -174,9 +271,36 @@ def false_failure_fraction(result: SearchResult) -> tuple[float, float]:
     return (false / len(rep) if rep else 0.0), a
 
 
-def false_fraction_formula(a: float, eta: float) -> float:
-    """Expected false-failure fraction a eta / (a eta + (1 - a)) (a noisy label never equals a wrong answer)."""
-    return a * eta / (a * eta + (1 - a))
+def false_fraction_formula(a: float, eta: float, c: float = 0.0) -> float:
+    """Expected false-failure fraction a eta / (a eta + (1 - a)(1 - eta c)): a correct answer (probability a)
+    is reported when the label is wrong (eta); a wrong answer is reported unless the noisy label happens to
+    equal it (probability c given a wrong label: 1 for true/false, where the wrong label *is* the wrong
+    answer; 1/(n-1) for n options; 1/18 for a free-text answer within 9 of the truth, else 0)."""
+    return a * eta / (a * eta + (1 - a) * (1 - eta * c))
+
+
+def masking_probability(space: Space, item: Item, answer) -> float:
+    """c of `false_fraction_formula` for one wrong ``answer``: the probability that `space.noisy_label`'s
+    wrong label equals it."""
+    from .space import options, verify
+
+    gold = verify(space, item)
+    if answer == gold:
+        return 0.0
+    if item.form == "true_false":
+        return 1.0
+    if item.form == "multiple_choice":
+        return 1.0 / (len(options(item)) - 1)
+    return 1.0 / 18 if 1 <= abs(int(answer) - int(gold)) <= 9 else 0.0
+
+
+def expected_false_fraction(space: Space, target, result: SearchResult, eta: float) -> float:
+    """The false-failure fraction an unverified run should show, from its own probes: sum over correct
+    probes of eta over (that + sum over wrong probes of 1 - eta c_i), c_i from `masking_probability` with
+    the target's actual answer (a ratio of expectations)."""
+    correct = sum(not p.genuine for p in result.probes)
+    wrong = sum(1 - eta * masking_probability(space, p.item, target.answer(p.item)) for p in result.probes if p.genuine)
+    return correct * eta / (correct * eta + wrong) if correct + wrong else 0.0
 
 
 def strata_meeting(space: Space, oracle: PlantedOracle, n: int = 20000, seed: int = 0) -> dict:

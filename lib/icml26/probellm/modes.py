@@ -156,8 +156,7 @@ def box_rule(z_pos: np.ndarray) -> Rule:
     terms = []
     for j, f in enumerate(FEATURES):
         lo, hi = z_pos[:, j].min(), z_pos[:, j].max()
-        terms += [(f, ">", lo - 0.5)] if lo > -np.inf else []
-        terms += [(f, "<=", hi)]
+        terms += [(f, ">", lo - 0.5), (f, "<=", hi)]
     return Rule(terms)
 
 

@@ -14,6 +14,7 @@ they are deliberately coarser than the planted failure modes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,7 +43,19 @@ class Item:
     variant: int = 0
 
     def canonical(self) -> "Item":
-        return replace(self, variant=0) if self.form == "free_text" else self
+        """The representative of the item's rendered prompt (dedup on what the model is asked): free text
+        ignores the variant; true/false ignores the template (`render` states the claim only) and keeps the
+        smallest variant making the same claim; multiple choice keeps the smallest variant with the same
+        option order (a comparison has only two)."""
+        if self.form == "free_text":
+            return replace(self, variant=0) if self.variant else self
+        if self.form == "true_false":
+            c = claimed(self)
+            v = next(v for v in range(self.variant + 1) if claimed(replace(self, variant=v)) == c)
+            return replace(self, template=0, variant=v)
+        o = options(self)
+        v = next(v for v in range(self.variant + 1) if options(replace(self, variant=v)) == o)
+        return replace(self, variant=v) if v != self.variant else self
 
 
 def ndigits(x: int) -> int:
@@ -66,6 +79,12 @@ def truth_value(item: Item) -> int:
 
 def options(item: Item) -> tuple[int, ...]:
     """The answer options of a multiple-choice item (the truth and three distractors, ordered by variant)."""
+    return _options(item.op, item.a, item.b, item.variant)
+
+
+@lru_cache(maxsize=1 << 18)
+def _options(op: str, a: int, b: int, variant: int) -> tuple[int, ...]:
+    item = Item(op, a, b, "multiple_choice", 0, variant)
     t = truth_value(item)
     if item.op == "cmp":
         opts = [item.a, item.b]
@@ -259,6 +278,23 @@ def render(item: Item) -> str:
     return q
 
 
+def carries_of(op: str, a, b):
+    """Carries (``+``) or borrows (``-``) of a op b, numpy-vectorised over a, b (operands < 10^4)."""
+    a, b = np.asarray(a), np.asarray(b)
+    n, c = np.zeros(np.broadcast(a, b).shape, int), np.zeros(np.broadcast(a, b).shape, int)
+    x, y = a.copy(), b.copy()
+    for _ in range(4):
+        c = ((x % 10 + y % 10 + c) >= 10).astype(int) if op == "+" else ((x % 10 - y % 10 - c) < 0).astype(int)
+        n += c
+        x, y = x // 10, y // 10
+    return n
+
+
+def tens(x):
+    """The tens digit, numpy-vectorised."""
+    return (x // 10) % 10
+
+
 FEATURES = ("op_add", "op_sub", "op_mul", "op_cmp", "len_a", "len_b", "units_a", "units_b", "tens_a", "tens_b",
             "tens_sum", "units_sum", "carries", "template", "form_free", "form_mc", "form_tf", "log_answer", "absdiff_lt10")
 
@@ -268,19 +304,7 @@ def features(items) -> np.ndarray:
     rows = []
     for it in items:
         t = truth_value(it)
-        carries = 0
-        if it.op == "+":
-            c, x, y = 0, it.a, it.b
-            while x or y:
-                c = 1 if (x % 10 + y % 10 + c) >= 10 else 0
-                carries += c
-                x, y = x // 10, y // 10
-        elif it.op == "-":
-            c, x, y = 0, it.a, it.b
-            while x or y:
-                c = 1 if (x % 10 - y % 10 - c) < 0 else 0
-                carries += c
-                x, y = x // 10, y // 10
+        carries = int(carries_of(it.op, it.a, it.b)) if it.op in ("+", "-") else 0
         rows.append([it.op == "+", it.op == "-", it.op == "*", it.op == "cmp", ndigits(it.a), ndigits(it.b),
                      it.a % 10, it.b % 10, it.a // 10 % 10, it.b // 10 % 10, it.a // 10 % 10 + it.b // 10 % 10,
                      it.a % 10 + it.b % 10, carries, it.template, it.form == "free_text",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .space import SYMBOL, Item, Space, options, render, truth_value, verify
+from .space import SYMBOL, Item, Space, options, render, tens, truth_value, verify
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,7 @@ class Mode:
     wrong: Callable      # (item) -> the wrong numeric answer the oracle gives
 
 
-def _tens(x):
-    return (x // 10) % 10
+_tens = tens
 
 
 PLANTED_MODES: tuple[Mode, ...] = (
@@ -229,6 +228,24 @@ class SmolLM2Target:
         if return_details:
             return fails, hidden.numpy(), np.asarray(sig, dtype=float)
         return fails
+
+    def answers(self, items: Sequence[Item]) -> list:
+        """SmolLM2's own answers to closed-form items, in the form `verify` returns (the option index for
+        multiple choice, a bool for true/false): the labels an unverified pipeline would get from it as its
+        test writer (the real-noise "cleaner" comparison, claim P2). One forward per item, option mass."""
+        items = list(items)
+        if any(it.form == "free_text" for it in items):
+            raise ValueError("answers() reads closed-form items only (multiple_choice, true_false)")
+        enc = [self._encode(it, None) for it in items]
+        logits = self.lm.score(self.header, [e[0] for e in enc], [e[1] for e in enc], batch_size=self.batch_size)
+        self.n_queries += len(items)
+        out = []
+        for it, lg in zip(items, logits):
+            if it.form == "multiple_choice":
+                out.append(int(lg[0, self.letter_ids[:len(options(it))]].argmax()))
+            else:
+                out.append(bool(lg[0, self.tf_ids[0]] >= lg[0, self.tf_ids[1]]))
+        return out
 
     def greedy_answer(self, item: Item, max_new_tokens: int = 8) -> str:
         """Free generation after the same forced prefix (for the teacher-forcing = greedy check)."""

@@ -35,29 +35,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .space import TEMPLATES, Item, Space, render, truth_value, verify
+from .space import TEMPLATES, Item, Space, carries_of, render, tens, truth_value
 from .targets import Mode
 
 SEP, END, PAD = ">", "$", "\x00"
 
 
-def _tens(x):
-    return (x // 10) % 10
-
-
-def _carries(op, a, b):
-    """Carries (addition) / borrows (subtraction) of a op b, numpy-vectorised."""
-    a, b = np.asarray(a), np.asarray(b)
-    n, c = np.zeros(np.broadcast(a, b).shape, int), np.zeros(np.broadcast(a, b).shape, int)
-    x, y = a.copy(), b.copy()
-    for _ in range(4):
-        if op == "+":
-            c = ((x % 10 + y % 10 + c) >= 10).astype(int)
-        else:
-            c = ((x % 10 - y % 10 - c) < 0).astype(int)
-        n += c
-        x, y = x // 10, y // 10
-    return n
+_tens, _carries = tens, carries_of
 
 
 def _no(it):
@@ -323,6 +307,7 @@ class TinyArithLM:
         ok = self.teacher_forced_ok(self.items)
         self.correct = dict(zip(self.items, ok.tolist()))
         self._decoded: dict[Item, int] = {}
+        self._fmap = None
         return self.correct
 
     # -- the target API -----------------------------------------------------------------------------------------
@@ -371,6 +356,7 @@ class TinyArithLM:
         outside = ~M.any(1)
         out["outside"] = dict(n=int(outside.sum()), rate=float(f[outside].mean()) if outside.any() else float("nan"))
         out["all"] = dict(n=len(f), rate=float(f.mean()))
+        self._fmap = out
         return out
 
     def set_modes(self, min_rate: float = 0.2, min_ratio: float = 3.0) -> tuple[Mode, ...]:
@@ -378,7 +364,7 @@ class TinyArithLM:
         rate is >= ``min_rate`` and >= ``min_ratio`` x the background rate; its `Mode.rate` is the measured rate."""
         if min_rate < 0 or min_ratio < 0:
             raise ValueError("min_rate and min_ratio must be >= 0")
-        fm = self.failure_map()
+        fm = self._fmap if getattr(self, "_fmap", None) is not None else self.failure_map()
         bg = fm["outside"]["rate"]
         self.modes = tuple(Mode(m.name, m.text, m.predicate, fm[m.name]["rate"], m.wrong) for m in self.regions
                            if fm[m.name]["rate"] >= min_rate and fm[m.name]["rate"] >= min_ratio * bg)

@@ -1,18 +1,36 @@
-"""The search: the toolkit docs' UCB1 tree (Original/Synthetic nodes, visits, error counts, backprop to the
-root) with a macro arm (ProbeLLM-H), and the baselines it is compared with at an equal budget B.
+"""The search: the toolkit docs' UCB1 trees (Original/Synthetic nodes, visits, error counts, backprop to the
+root) and the baselines they are compared with at an equal budget B.
 
 Selection (docs, "MCTS Search Engine"): ``UCB(v) = e_v / n_v + C sqrt(ln n_parent(v) / n_v)``, e_v the
 errors observed in v's subtree and n_v its visits; unvisited arms score +inf, ties are broken by a seeded
 generator. Descend while the node is fully expanded (``width`` children), expand by a micro move
-(`Space.perturb`) and back the verdict up to the root. ProbeLLM-H gives the root one more child, the
-*macro arm*: selecting it draws a new seed through `HierarchicalSampler` (UCB1 over coarse strata),
-which becomes a new subtree. So the budget is split adaptively between global exploration (new failure
-regions) and local refinement (variations of known failures), the paper's hierarchical MCTS ([A]).
+(`Space.perturb`) and back the verdict up to the root.
+
+ProbeLLM's hierarchy, as documented (abstract: "explicitly allocating limited probing budgets between
+global exploration of new failure regions and local refinement of recurring error patterns"; docs: one
+``RootNode`` per search type, ``searchtype`` in {macro, micro}, each root with its own
+``num_simulations``): **two trees**,
+
+* the *macro* tree: UCB1 over strata (`HierarchicalSampler`), each selection a fresh seed inside the
+  chosen stratum (global exploration);
+* the *micro* tree: ``n_seeds`` seeds from the benchmark, UCB1 descent, micro perturbations of the
+  selected node (local refinement);
+
+with the budget split between them **explicitly**: ``H`` gives the macro tree a fixed share ``split``
+(default 1/2: the docs' equal ``num_simulations`` per root), interleaved deterministically; ``H_ucb``
+lets a top-level two-arm UCB1 on the trees' failure rates choose the tree for each probe (the adaptive
+reading). ``H1`` is the chapter's first composition, kept as an ablation: a *single* tree whose root
+holds the seed subtrees and one macro arm competing with them under UCB1 (macro-drawn seeds hang under
+the arm); ``H_flat`` hangs them under the root. ``beta``: a random split, macro with probability
+``beta``, whose macro-drawn seeds join the micro tree (the brief's section 3.4 model).
 
 Budget accounting: every target query *and* every duplicate proposal (canonical dedup) costs one unit
-of B, for every strategy. ``k > 1`` selects k leaves per round with a virtual loss (each selection adds
-a visit without an error until the batch returns), so a batched target (SmolLM2) is queried k items at a
-time; ``k = 1`` is the exact sequential algorithm.
+of B, for every strategy; a duplicate keeps the visit its selection added (virtual loss) and adds no
+error, so the tree counts it as a pass. ``k > 1`` selects k leaves per round with a virtual loss (each
+selection adds a visit without an error until the batch returns), so a batched target (SmolLM2) is
+queried k items at a time; ``k = 1`` is the exact sequential algorithm. With ``benchmark`` (a fixed list
+of items) the static strategy reads that benchmark in a seeded order without replacement and the trees
+draw their ``n_seeds`` seeds from it (ProbeLLM seeded from a static benchmark).
 """
 from __future__ import annotations
 
@@ -23,7 +41,9 @@ import numpy as np
 
 from .space import Item, Space, noisy_label, verify
 
-STRATEGIES = ("static", "random", "micro", "macro", "H", "H_flat", "beta")
+STRATEGIES = ("static", "random", "micro", "macro", "H", "H_ucb", "H1", "H_flat", "beta")
+TWO_TREE = ("H", "H_ucb")
+SINGLE_TREE = ("H1", "H_flat")
 
 
 def ucb1(errors, visits, parent_visits: float, C: float) -> np.ndarray:
@@ -98,7 +118,7 @@ class SearchResult:
         return [p.item for p in self.probes if p.step < upto and (p.genuine if genuine else p.failed)]
 
 
-def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, strategy: str):
+def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, strategy: str, split: float = 0.5):
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; known: {STRATEGIES}")
     if int(budget) != budget or budget < 1:
@@ -111,31 +131,53 @@ def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, str
         raise ValueError(f"generator noise eta must be in [0, 1), got {eta}")
     if strategy == "beta" and (beta is None or not 0 <= beta <= 1):
         raise ValueError(f"the fixed-split strategy needs beta in [0, 1], got {beta}")
+    if not 0 <= split <= 1:
+        raise ValueError(f"the two-tree split (macro share) must be in [0, 1], got {split}")
 
 
 def search(strategy: str, space: Space, target, budget: int, seed: int, C: float = math.sqrt(2), *,
            beta: float | None = None, n_seeds: int = 10, width: int = 3, k: int = 1, eta: float = 0.0,
-           verified: bool = True) -> SearchResult:
+           verified: bool = True, split: float = 0.5, benchmark=None, labeller=None) -> SearchResult:
     """Probe ``target`` with one strategy until ``budget`` units are spent.
 
     strategy: ``static`` (i.i.d. benchmark draws), ``random`` (random micro walk from random seeds, no
     statistics), ``micro`` (UCB tree over micro moves from ``n_seeds`` seeds), ``macro`` (UCB over
-    strata, new seeds only), ``H`` (ProbeLLM-H: micro tree + macro arm competing under UCB at the root),
-    ``beta`` (a fixed split: macro with probability ``beta``, else a micro descent). ``eta`` injects
-    generator label noise; ``verified=False`` judges against the generator's label instead of the
-    python_exec truth (the "cleaner" ablation).
+    strata, new seeds only), ``H`` (ProbeLLM as documented: a macro tree and a micro tree, the macro tree
+    getting the share ``split`` of the budget), ``H_ucb`` (the same two trees, a top-level UCB1 choosing
+    between them), ``H1`` / ``H_flat`` (single-tree ablations: a macro arm competing with the seed
+    subtrees under the root's UCB1), ``beta`` (a random split: macro with probability ``beta``, else a
+    micro descent). ``eta`` injects generator label noise; ``verified=False`` judges against the
+    generator's label instead of the python_exec truth (the "cleaner" ablation); ``labeller`` (a callable
+    ``items -> labels``, e.g. an LLM writing the answers) replaces the ``eta`` noise as the unverified label
+    source. ``benchmark``: a fixed list of items for the static strategy and the trees' seeds.
     """
-    _validate(budget, C, k, eta, beta, strategy)
+    _validate(budget, C, k, eta, beta, strategy, split)
     rng = np.random.default_rng(seed)
     label_rng = np.random.default_rng([seed, 7])
+    bench_order = None
+    if benchmark is not None:
+        benchmark = [space.check(it) for it in benchmark]
+        if not benchmark:
+            raise ValueError("benchmark must hold at least one item")
+        bench_order = iter([benchmark[i] for i in np.random.default_rng([seed, 5]).permutation(len(benchmark))])
+
+    def bench_draw() -> Item:
+        if bench_order is None:
+            return space.sample(rng)
+        nxt = next(bench_order, None)
+        if nxt is None:
+            raise ValueError(f"the benchmark ({len(benchmark)} items) is exhausted before the budget {budget}")
+        return nxt
+
     root = Node("root", visits=0)
-    macro_arm = Node("macro", parent=root, depth=1) if strategy in ("H", "H_flat") else None
+    arm_stats = np.zeros((2, 2))  # H_ucb: [tree (0 macro, 1 micro)] x [visits, errors]
+    macro_arm = Node("macro", parent=root, depth=1) if strategy in SINGLE_TREE else None
     if macro_arm is not None:
         root.children.append(macro_arm)
-    draw_arm = Node("draw", parent=macro_arm, depth=2) if strategy == "H" else None
+    draw_arm = Node("draw", parent=macro_arm, depth=2) if strategy == "H1" else None
     if draw_arm is not None:
         macro_arm.children.append(draw_arm)
-    sampler = HierarchicalSampler(space, C) if strategy in ("macro", "H", "H_flat", "beta") else None
+    sampler = HierarchicalSampler(space, C) if strategy in ("macro", "beta") + TWO_TREE + SINGLE_TREE else None
     seen: set[Item] = set()
     probes: list[Probe] = []
     sources: list[str] = []
@@ -156,27 +198,35 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 return path
 
     while charged < budget:
-        batch = []  # (item, source, path, parent-or-None, stratum)
+        batch = []  # (item, source, path, parent-or-None, stratum, step, tree)
         while len(batch) < min(k, budget - charged):
-            seeding = strategy in ("random", "micro", "H", "H_flat", "beta") and sum(c.kind == "seed" for c in root.children) < n_seeds
+            tree = None
+            if strategy == "H":  # the explicit split: macro on the units where floor(t * split) steps up
+                tree = 0 if math.floor((charged + 1) * split) > math.floor(charged * split) else 1
+            elif strategy == "H_ucb":
+                tree = argmax_ties(ucb1(arm_stats[:, 1], arm_stats[:, 0], max(arm_stats[:, 0].sum(), 1), C), rng)
+            seeding = (strategy in ("random", "micro", "beta") + SINGLE_TREE or tree == 1) and \
+                sum(c.kind == "seed" for c in root.children) < n_seeds
             if strategy == "static" or seeding:
-                item, src, path, parent, stratum = space.sample(rng), ("static" if strategy == "static" else "seed"), [root], root, None
-            elif strategy == "macro":
+                item, src, path, parent, stratum = bench_draw(), ("static" if strategy == "static" else "seed"), [root], root, None
+            elif strategy == "macro" or tree == 0:
                 stratum, item = sampler.draw(rng)
-                src, path, parent = "macro", [root], root
+                src, path, parent = "macro", ([] if tree == 0 else [root]), (None if tree == 0 else root)
             elif strategy == "random":
                 pool = [p.item for p in probes] or [space.sample(rng)]
                 item, _ = space.perturb(pool[rng.integers(len(pool))], rng)
                 src, path, parent, stratum = "random", [root], root, None
             else:
                 use_macro = strategy == "beta" and rng.random() < beta
-                path = [root] if use_macro else descend(root, exclude_macro=strategy not in ("H", "H_flat"))
+                path = [root] if use_macro else descend(root, exclude_macro=strategy not in SINGLE_TREE)
                 if use_macro or path[-1].kind in ("macro", "draw"):
                     stratum, item = sampler.draw(rng)
-                    src, parent = "macro", (macro_arm if strategy == "H" else root)
+                    src, parent = "macro", (macro_arm if strategy == "H1" else root)
                 else:
                     item, _ = space.perturb(path[-1].item, rng)
                     src, parent, stratum = "micro", path[-1], None
+            if tree is not None:
+                arm_stats[tree, 0] += 1  # virtual loss on the chosen tree
             for v in path:  # virtual loss
                 v.visits += 1
             charged += 1
@@ -184,17 +234,24 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 duplicates += 1
                 sources.append("duplicate")
                 continue
-            batch.append((item, src, path, parent, stratum, charged - 1))
+            batch.append((item, src, path, parent, stratum, charged - 1, tree))
         if not batch:
             continue
         items = [b[0] for b in batch]
         gold = [verify(space, it) for it in items]
-        labels = gold if verified else [noisy_label(space, it, eta, label_rng) for it in items]
+        if verified:
+            labels = gold
+        elif labeller is not None:
+            labels = list(labeller(items))
+        else:
+            labels = [noisy_label(space, it, eta, label_rng) for it in items]
         reported = np.asarray(target.query(items, labels), dtype=bool)
-        genuine = reported if labels == gold else np.asarray(target.query(items, gold), dtype=bool)
+        # verified: the label *is* the truth, so the reported failures are the genuine ones by construction
+        # (P2b is a check, not evidence); unverified: judged again against the truth
+        genuine = reported if verified else np.asarray(target.query(items, gold), dtype=bool)
         if len(reported) != len(items):
             raise RuntimeError(f"the target returned {len(reported)} verdicts for {len(items)} items")
-        for (item, src, path, parent, stratum, step), fail, real in zip(batch, reported, genuine):
+        for (item, src, path, parent, stratum, step, tree), fail, real in zip(batch, reported, genuine):
             seen.add(item)
             probes.append(Probe(item, bool(fail), bool(real), src, step))
             sources.append(src)
@@ -202,6 +259,8 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 v.errors += int(fail)
             if stratum is not None:
                 sampler.errors[stratum] += int(fail)
+            if tree is not None:
+                arm_stats[tree, 1] += int(fail)
             if strategy != "static" and strategy != "macro" and parent is not None:
                 node = Node("seed" if parent is root or parent.kind == "macro" else "micro", item, parent, visits=1,
                             errors=int(fail),
