@@ -23,9 +23,10 @@ from .baselines import (EXACT_NMSE, NARROW_GRID, WIDE_GRID, gplearn_fit, library
 from .data import Dataset, load_classification, osi_like, paysim_like
 from .estimators import (AUTHORS_RANGE, PAPER_RANGE, RECIPES, SignomialClassifier, SignomialRegressor, auto_batch_size,
                          check_positive, loglinear_warm_start)
-from .experiments import (SMOKE_SUBSET, STLSQ_LIBRARIES, THRESHOLDS, baseline_models, case_study, dominant_term,
-                          feynman_split, minority_recall, run_classification, run_jobs, run_recovery, select_signomial,
-                          weighted_f1, within_best)
+from .experiments import (IN_DOMAIN, PUBLISHED_CONFIGS, SMOKE_SUBSET, STLSQ_LIBRARIES, THRESHOLDS, baseline_models,
+                          case_study, dominant_term, feynman_split, gap_to_best, minority_recall, run_classification,
+                          run_jobs, run_recovery, select_signomial, weighted_f1, within_best, within_best_means)
+from .reference import authors_softmax_reference
 from .explain import (attribution, boundary_sensitivity, counterfactual, elasticity, exact_shapley, log_score,
                       term_values)
 from .feynman import (FEYNMAN, FeynmanEquation, census, design_matrix, r2, recovered, refit_terms, signomial_ids,
@@ -34,7 +35,8 @@ from .model import BETA_MAX, FitResult, authors_init, fit_signomial, fit_signomi
 from .presets import MULTI_TERM, PRESETS
 
 __all__ = [
-    "AUTHORS_RANGE", "BETA_MAX", "Dataset", "EXACT_NMSE", "FEYNMAN", "FeynmanEquation", "FitResult", "MULTI_TERM",
+    "AUTHORS_RANGE", "BETA_MAX", "IN_DOMAIN", "PUBLISHED_CONFIGS", "authors_softmax_reference", "gap_to_best",
+    "within_best_means", "Dataset", "EXACT_NMSE", "FEYNMAN", "FeynmanEquation", "FitResult", "MULTI_TERM",
     "NARROW_GRID", "PAPER_RANGE", "PRESETS", "RECIPES", "SMOKE_SUBSET", "STLSQ_LIBRARIES", "SignomialClassifier",
     "SignomialRegressor", "THRESHOLDS", "WIDE_GRID", "attribution", "authors_init", "baseline_models",
     "auto_batch_size", "boundary_sensitivity", "case_study", "census", "check_positive", "counterfactual", "design_matrix",

@@ -139,6 +139,9 @@ class SignomialRegressor(RegressorMixin, BaseEstimator):
         check_positive(X, type(self).__name__)
         _check_recipe(self.recipe, self.restarts, self.lam, self.n_terms)
         scale = float(np.sqrt(np.mean(y ** 2))) or 1.0
+        if self.lr is not None and (np.ndim(self.lr) != 0) == (self.recipe == "authors"):
+            raise ValueError(f"lr must be a float for recipe='authors' and a (stage 1, stage 2) pair for "
+                             f"recipe='staged', got {self.lr!r}")
         if self.recipe == "authors":
             res = fit_signomial_authors(np.log(X), y / scale, task="sr", n_terms=self.n_terms, lam=self.lam,
                                         lr=AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr),
@@ -247,7 +250,8 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
     invariance: beta unchanged, alpha absorbs ``g**-beta``).
 
     ``recipe='authors'``: the authors' released recipe (:func:`icml26.ecsel.model.fit_signomial_authors`),
-    one sigmoid logit for every binary problem, ``lam`` on constants and exponents, ``lr`` (float),
+    for binary problems one sigmoid logit (``use_sigmoid=True``) or one signomial per class and a softmax
+    (``use_sigmoid=False``, the authors' published choice on ILPD and transfusion), ``lam`` on constants and exponents, ``lr`` (float),
     ``batch_size`` (an integer or ``'auto'``, :func:`auto_batch_size`), ``epochs``, ``patience``.
     ``recipe='staged'``: the brief's staged schedule
     (:func:`icml26.ecsel.model.fit_signomial`), L1 on the exponents only; for two classes and K > 1 one
@@ -264,7 +268,7 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
                  recipe: str = "staged", restarts: int = 3, adam_steps=(300, 150), lr=None, strong: float = 10.0,
                  lbfgs_iter: int = 300, polish: int = 2, init_scale: float = 0.5, warm_start: str | None = "loglinear",
                  batch_size: int = 64, epochs: int = 800, patience: int = 50, threshold: float = 0.5,
-                 class_weight=None, random_state: int = 0):
+                 class_weight=None, use_sigmoid: bool = True, random_state: int = 0):
         self.n_terms = n_terms
         self.lam = lam
         self.feature_map = feature_map
@@ -283,6 +287,7 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         self.patience = patience
         self.threshold = threshold
         self.class_weight = class_weight
+        self.use_sigmoid = use_sigmoid
         self.random_state = random_state
 
     def _range(self) -> tuple[float, float]:
@@ -329,7 +334,7 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
                                         lr=AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr),
                                         batch_size=auto_batch_size(self.batch_size, len(U)), epochs=self.epochs,
                                         patience=self.patience, restarts=self.restarts, sample_weight=w,
-                                        seed=self.random_state)
+                                        use_sigmoid=bool(self.use_sigmoid), seed=self.random_state)
         else:
             ws = loglinear_warm_start(U, yi, C, K, w) if self.warm_start == "loglinear" and K > 1 else None
             res = fit_signomial(U, yi, task="clf", warm_start=ws, n_classes=C, n_terms=K, lam=self.lam,

@@ -239,7 +239,8 @@ def authors_init(rng: np.random.Generator, C: int, K: int, m: int) -> tuple[np.n
 def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int = 1, n_terms: int = 2,
                           lam: float = 1e-3, lr: float = 2e-3, batch_size: int = 64, epochs: int = 800,
                           patience: int = 50, min_delta: float = 1e-6, restarts: int = 1, clip: float = 1.0,
-                          sample_weight: np.ndarray | None = None, seed: int = 0) -> FitResult:
+                          sample_weight: np.ndarray | None = None, use_sigmoid: bool = True,
+                          seed: int = 0) -> FitResult:
     """The authors' recipe: single-stage mini-batch Adam on ``loss + lam * (sum|alpha| + sum|beta|)``.
 
     As in the released ``ecsel.py``: per restart r a generator seeded ``seed + r`` draws the initialisation
@@ -248,9 +249,15 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
     (betas 0.9, 0.999, eps 1e-8); the epoch's training loss is the sample-weighted mean of the penalised
     batch losses evaluated after each update; the best epoch's parameters are kept, and a restart stops after
     ``patience`` epochs without an improvement larger than ``min_delta``; the restart of lowest best loss wins.
-    Binary classification is one signomial logit and a sigmoid; multi-class a softmax whose cross-entropy
-    is averaged over the n x C one-hot entries, as theirs is. For ``task='sr'`` (the authors released no SR
-    code: this is their classifier's optimiser transplanted) the loss is the mean squared error.
+    Binary classification is one signomial logit and a sigmoid (``use_sigmoid=True``, their default) or, with
+    ``use_sigmoid=False`` (their published configurations for ILPD and transfusion), one signomial per class
+    and a softmax; multi-class is a softmax. **Objective (Eq. 2 as the authors optimise it).** Their
+    monitored multi-class loss is the mean over the n x C one-hot entries, i.e. cross-entropy / C, but the
+    gradient their optimiser follows (their analytical gradient, ``(P - Y) / n`` per logit) is that of the
+    per-sample mean cross-entropy. So the steps here follow ``grad(mean CE) + lam * sign(theta)`` and early
+    stopping reads ``mean CE / C + lam * |theta|_1`` (an earlier revision followed the gradient of CE / C,
+    an L1 weight C times theirs). For ``task='sr'`` (the authors released no SR code: this is their
+    classifier's optimiser transplanted) the loss is the mean squared error.
 
     The restarts run side by side as one batch (each with its own shuffle and early stop), which gives the
     same iterates as running them one after the other. ``sample_weight`` (ours; the authors' loss is
@@ -261,7 +268,7 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
         raise ValueError(f"batch_size, epochs, patience must be >= 1 and lr > 0, got {batch_size}, {epochs}, "
                          f"{patience}, {lr}")
     n, m = logX.shape
-    C = 1 if task == "sr" or int(n_classes) == 2 else int(n_classes)
+    C = 1 if task == "sr" or (int(n_classes) == 2 and use_sigmoid) else int(n_classes)
     K, R = int(n_terms), int(restarts)
     rngs = [np.random.default_rng(int(seed) + r) for r in range(R)]
     inits = [authors_init(g, C, K, m) for g in rngs]
@@ -272,15 +279,20 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
     wt = None if sample_weight is None else torch.as_tensor(np.asarray(sample_weight, float), dtype=torch.float64)
     ybin = task == "clf" and C == 1
 
-    def penalised(lxb, yb, wb):
+    def penalised(lxb, yb, wb, monitored: bool = False):
+        # ``monitored=False``: the objective whose gradient the authors' optimiser follows (per-sample mean
+        # cross-entropy + L1; their analytical gradient is (P - Y) / n); ``monitored=True``: the loss their
+        # early stopping reads, whose multi-class cross-entropy is divided by C as well (see the docstring).
         z = _scores(lxb, alpha, beta)
         if task == "sr":
             per = (z[..., 0] - yb) ** 2
         elif ybin:  # sigmoid cross-entropy on one logit
             zz = z[..., 0].clamp(-500, 500)
             per = torch.nn.functional.binary_cross_entropy_with_logits(zz, yb.to(zz.dtype), reduction="none")
-        else:  # softmax cross-entropy averaged over the n x C one-hot entries, as the authors'
-            per = -torch.log_softmax(z, dim=-1).gather(-1, yb[..., None])[..., 0] / z.shape[-1]
+        else:  # softmax cross-entropy (two logits for a binary problem with use_sigmoid=False)
+            per = -torch.log_softmax(z, dim=-1).gather(-1, yb[..., None])[..., 0]
+            if monitored:
+                per = per / z.shape[-1]
         data = per.mean(-1) if wb is None else (per * wb).sum(-1) / wb.sum(-1)
         return data + lam * (alpha.abs().sum((1, 2)) + beta.abs().sum((1, 2, 3)))
 
@@ -296,6 +308,7 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
     for epoch in range(int(epochs)):
         perms = torch.as_tensor(np.stack([g.permutation(n) for g in rngs]))  # (R, n)
         epoch_loss = torch.zeros(R, dtype=torch.float64)
+        n_finite = torch.zeros(R, dtype=torch.long)
         for start in range(0, n, int(batch_size)):
             idx = perms[:, start:start + int(batch_size)]
             lxb, yb, wb = lx[idx], yt[idx], None if wt is None else wt[idx]
@@ -317,10 +330,13 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
                     tt = t.clamp(min=1).view(shape)
                     upd = lr * (m1[i] / (1 - b1 ** tt)) / (torch.sqrt(m2[i] / (1 - b2 ** tt)) + eps)
                     p.sub_(torch.where(s, upd, torch.zeros_like(upd)))
-                after = penalised(lxb, yb, wb)
-                epoch_loss += torch.where(torch.isfinite(after), after, torch.zeros_like(after)) * idx.shape[1]
-        with torch.no_grad():
-            monitored = torch.where(active, epoch_loss / n, best_loss)
+                after = penalised(lxb, yb, wb, monitored=True)
+                ok = torch.isfinite(after) & step  # a skipped step's batch is not counted, as theirs
+                epoch_loss += torch.where(ok, after, torch.zeros_like(after)) * idx.shape[1]
+                n_finite += ok.long()
+        with torch.no_grad():  # an epoch with no finite batch loss counts as inf (no improvement), as theirs
+            epoch_mean = torch.where(n_finite > 0, epoch_loss / n, torch.full_like(epoch_loss, float("inf")))
+            monitored = torch.where(active, epoch_mean, best_loss)
             better = active & (monitored < best_loss - min_delta)
             best_loss = torch.where(better, monitored, best_loss)
             best_a[better], best_b[better] = alpha.detach()[better], beta.detach()[better]
