@@ -10,7 +10,9 @@ backend) and ``splax`` 0.2.3 (JAX); neither is a dependency of this book yet (ad
 decision, issue 52 item 6), so the rasterization is still compared with our own dense path here (the images must
 be identical): an internal ablation of the culling, not a like-for-like peer ratio. gsplat's ``rasterization``
 JIT-compiles CUDA, and its torch ``_rasterize_to_pixels`` still calls a CUDA wrapper. The projection has a real peer:
-``gsplat.cuda._torch_impl._fully_fused_projection`` (gsplat 1.5.3), which runs on CPU torch. On a GPU the fair peer
+``gsplat.cuda._torch_impl._fully_fused_projection`` (gsplat 1.5.3), which runs on CPU torch; it is gsplat's
+readable reference, not its fast path (that is CUDA), so the ratio is against the best CPU projection on PyPI we
+know of, not against gsplat's production kernel. On a GPU the fair peer
 is gsplat's CUDA rasterizer; not timed here.
 """
 from __future__ import annotations
@@ -64,7 +66,8 @@ def test_ratio_culled_vs_dense(setup):
           f" speed-up {speedup:.2f}x, max image diff {diff:.2g}")
     record_bench("ambisur", f"training iteration (render fwd+bwd), {SIZE}^2 px x {N_GAUSS} Gaussians",
                  "icml26.ambisur.render, exact 8x8 tile culling", best["culled"],
-                 "icml26.ambisur.render dense (internal; taichi-splatting/splax not installed)", best["dense"], rounds=ROUNDS,
+                 "icml26.ambisur.render dense P x N (an internal ablation of the culling, NOT a peer: the CPU "
+                 "rasterizers taichi-splatting and splax are not dependencies)", best["dense"], rounds=ROUNDS,
                  note=f"identical buffers (max diff {diff:.1g}); gsplat's rasterizer needs CUDA")
     assert speedup >= 3.0
 

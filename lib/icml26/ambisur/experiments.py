@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .metrics import auroc
 from .model import SH_C0, eval_sh
-from .scene import AMBIGUOUS, Scene, occlusion_edges
-from .train import RunResult, train_run
+from .scene import AMBIGUOUS, Scene, backproject
+from .train import RunResult, cloud_metrics, interior_mask, train_run
 
 
 def run_ladder(scenes, cfg: dict, bar=None, device=None) -> dict[tuple[str, int], RunResult]:
@@ -42,26 +43,15 @@ def ratio(results, a: str, b: str, key: str, seeds) -> list[float]:
     return [x / y for x, y in zip(per_seed(results, a, key, seeds), per_seed(results, b, key, seeds))]
 
 
-def enrichment(flags: np.ndarray, region: np.ndarray, target: int) -> float:
-    """P(region = target | flagged) / P(region = target): how much flagged Gaussians concentrate on a region."""
-    flags = np.asarray(flags, bool)
-    base = float(np.mean(region == target))
-    if base == 0 or not flags.any():
-        return float("nan")
-    return float(np.mean(region[flags] == target) / base)
-
-
 def membership_auroc(mask: np.ndarray, region: np.ndarray, weight: np.ndarray | None = None,
                      regions=AMBIGUOUS) -> float:
     """AUROC of a per-Gaussian (binary) mask for 'the Gaussian lies on an ambiguous region' (its nearest GT
     point's label in ``regions``), each Gaussian weighted by ``weight`` (its opacity): how well the mask
-    separates ambiguous from well-constrained primitives, 0.5 for a random mask (sklearn)."""
-    from sklearn.metrics import roc_auc_score
-
+    separates ambiguous from well-constrained primitives; exactly 0.5 in expectation for a random mask."""
     y = np.isin(np.asarray(region), regions)
     if y.all() or not y.any():
         raise ValueError("membership_auroc: every Gaussian is on one side; the AUROC is undefined")
-    return float(roc_auc_score(y, np.asarray(mask, float), sample_weight=weight))
+    return auroc(np.asarray(mask, float), y, weight)
 
 
 def planted_mask(target: np.ndarray, n_flag: int, seed: int, odds: float = 2.0) -> np.ndarray:
@@ -75,14 +65,6 @@ def planted_mask(target: np.ndarray, n_flag: int, seed: int, odds: float = 2.0) 
     out = np.zeros(len(target), bool)
     out[rng.choice(len(target), n_flag, replace=False, p=w / w.sum())] = True
     return out
-
-
-def mask_auroc(mask: np.ndarray, dist: np.ndarray, quantile: float = 0.75) -> float:
-    """AUROC of the (binary) ambiguity mask for 'surface distance above its quantile' (sklearn)."""
-    from sklearn.metrics import roc_auc_score
-
-    y = dist > np.quantile(dist, quantile)
-    return float(roc_auc_score(y, np.asarray(mask, float)))
 
 
 def random_mask(mask: np.ndarray, seed: int) -> np.ndarray:
@@ -111,14 +93,18 @@ def sh_quadrature_u(sh: torch.Tensor, n: int) -> np.ndarray:
 
 
 def prior_error_ratio(scene: Scene) -> tuple[float, float, float]:
-    """Mean |prior - GT| / GT on the ridge and at occlusion edges vs. on smooth interior ground: (ridge, edge,
-    smooth). A prior that is right everywhere would make global prior regularisation win trivially."""
+    """Mean |k prior - GT| / GT on the ridge and at occlusion edges vs. on smooth interior ground, after aligning
+    each view's prior to the GT by its median ratio k (the scale-aligned error of monocular-depth benchmarks, so
+    the per-view scale error does not hide the shape error): (ridge, edge, smooth)."""
     from scipy import ndimage
 
     r, e, s = [], [], []
     for v in scene.train:
         ok = (v.prior > 0) & (v.depth > 0)
-        err = np.abs(v.prior - v.depth) / np.maximum(v.depth, 1e-6)
+        if not ok.any():
+            raise ValueError("prior_error_ratio: a training view has no pixel with both a prior and a surface")
+        k = float(np.median(v.depth[ok] / v.prior[ok]))
+        err = np.abs(k * v.prior - v.depth) / np.maximum(v.depth, 1e-6)
         lab = v.label
         edge = ndimage.maximum_filter(lab, 3) != ndimage.minimum_filter(lab, 3)
         smooth = np.isin(lab, (1, 2)) & ~ndimage.binary_dilation(edge, iterations=1)
@@ -128,26 +114,34 @@ def prior_error_ratio(scene: Scene) -> tuple[float, float, float]:
     return tuple(float(np.mean(np.concatenate(x))) for x in (r, e, s))
 
 
+def depth_cloud_metrics(scene: Scene, cfg: dict, which: str = "prior") -> dict:
+    """The prior's (``which="prior"``) or the GT depth's (``"gt"``, the floor of the evaluation at this
+    resolution) depth maps of every training view back-projected and scored exactly as a trained model's depth
+    is (`train.cloud_metrics`): what the prior alone would reconstruct, beside the best any depth map can."""
+    if which not in ("prior", "gt"):
+        raise ValueError(f"depth_cloud_metrics: which must be 'prior' or 'gt', got {which!r}")
+    zs = [v.prior if which == "prior" else v.depth for v in scene.train]
+    return cloud_metrics([backproject(z, v.cam) for z, v in zip(zs, scene.train)], scene, cfg)
+
+
 def prior_normal_error(scene: Scene, regions=AMBIGUOUS) -> dict:
     """Mean angle (deg) between the prior depth's normals and the GT normals over the training views, per region
-    label and over ``regions``, on pixels away from occlusion edges and region borders (the interiors, where a
-    learned prior is trusted), and the same for the normals of the GT depth itself (the finite-difference floor)."""
+    label and over ``regions``, on the interiors (`train.interior_mask`: away from occlusion edges and region
+    borders), and the same for the normals of the GT depth itself (the finite-difference floor)."""
     import torch
-    from scipy import ndimage
 
     from .render import CameraT, depth_to_normal
+    from .scene import REGIONS
 
     acc = {"prior": {}, "gt": {}}
     for v in scene.train:
         cam = CameraT.of(v.cam)
-        lab = v.label
-        border = ndimage.maximum_filter(lab, 3) != ndimage.minimum_filter(lab, 3)
-        inner = ~ndimage.binary_dilation(border | occlusion_edges(v.depth)) & (v.prior > 0)
+        inner = interior_mask(v, tuple(r for r in REGIONS if r > 0))
         for key, z in (("prior", v.prior), ("gt", v.depth.astype(np.float32))):
             n = depth_to_normal(torch.as_tensor(z), cam).numpy()
             ang = np.degrees(np.arccos(np.clip((n * v.normal).sum(-1), -1, 1)))
-            for r in np.unique(lab[inner]):
-                acc[key].setdefault(int(r), []).append(ang[inner & (lab == r)])
+            for r in np.unique(v.label[inner]):
+                acc[key].setdefault(int(r), []).append(ang[inner & (v.label == r)])
     out = {}
     for key, d in acc.items():
         per = {r: np.concatenate(x) for r, x in d.items() if r > 0}

@@ -42,6 +42,8 @@ def sh_ambiguity(sh: torch.Tensor, upper: float = 0.95, lower: float = 0.10, low
             raise ValueError(f"sh_ambiguity: {name} quantile must be in (0, 1), got {q}")
     if lower >= upper:
         raise ValueError(f"sh_ambiguity: lower ({lower}) must be below upper ({upper})")
+    if not lower_max >= 0:
+        raise ValueError(f"sh_ambiguity: lower_max must be >= 0, got {lower_max}")
     u = sh_uncertainty(sh)
     hi = u > torch.quantile(u, upper)
     lo = u < torch.clamp_max(torch.quantile(u, lower), lower_max)
@@ -54,12 +56,19 @@ def alr_loss(normal_d: torch.Tensor, normal_prior: torch.Tensor, U: torch.Tensor
     if normal_d.shape != normal_prior.shape or normal_d.shape[:2] != U.shape:
         raise ValueError(f"alr_loss: shapes differ: N_d {tuple(normal_d.shape)}, N_prior {tuple(normal_prior.shape)}, "
                          f"U {tuple(U.shape)}")
+    if alpha.shape != U.shape:
+        raise ValueError(f"alr_loss: alpha {tuple(alpha.shape)} must have U's shape {tuple(U.shape)}")
+    if not (math.isfinite(weight) and weight >= 0):
+        raise ValueError(f"alr_loss: weight must be >= 0, got {weight}")
     cos = (normal_prior * normal_d * alpha.detach()[..., None]).sum(-1)
     return weight * ((1 - cos) * U.detach()).mean()
 
 
 def photometric(pred: torch.Tensor, gt: torch.Tensor, lam: float = 0.2) -> torch.Tensor:
-    """(1 - lam) L1 + lam (1 - SSIM) (pytorch-msssim, 7x7 Gaussian window), images (H, W, 3) in [0, 1]."""
+    """(1 - lam) L1 + lam (1 - SSIM), images (H, W, 3) in [0, 1]. Deviation, named: pytorch-msssim's SSIM with a
+    7x7 Gaussian window (sigma 1.5) and no padding (the mean over valid windows), where the official
+    ``loss_utils.ssim`` uses an 11x11 window with same-padding; at 32-48 px an 11x11 window spans a third of the
+    image."""
     from pytorch_msssim import ssim
 
     if pred.shape != gt.shape:
@@ -70,7 +79,12 @@ def photometric(pred: torch.Tensor, gt: torch.Tensor, lam: float = 0.2) -> torch
 
 
 def depth_normal_loss(normal_d, normal, alpha, image) -> torch.Tensor:
-    """PGSR single-view term: mean_p (1 - |grad I|)^2 ||N_d sg(A) - N||_1 (N normalised)."""
+    """PGSR single-view term: mean_p (1 - |grad I|)^2 ||N_d sg(A) - N||_1 (N normalised). Deviation, named: the
+    official ``train.py`` compares the UNnormalised blended normal N with N_d sg(A) and weights pixels by
+    ``get_img_grad_weight`` (the max of the x/y central differences, min-max normalised, border padded with 1);
+    here N is normalised (at 32-48 px with a few hundred Gaussians many pixels have A well below 1, where the
+    unnormalised normal shrinks and the term would mostly push opacity) and the weight is (1 - clamp(|g_x| +
+    |g_y|))^2, not min-max normalised."""
     g = image.mean(-1)
     gx = F.pad((g[:, 2:] - g[:, :-2]).abs() / 2, (1, 1))
     gy = F.pad((g[2:] - g[:-2]).abs() / 2, (0, 0, 1, 1))

@@ -1,5 +1,5 @@
 """Geometry metrics: DTU-style Chamfer (mean of accuracy and completeness, capped), TnT-style precision /
-recall / F1, per-region Chamfer, and per-Gaussian surface distance (scipy ``cKDTree``)."""
+recall / F1, per-region Chamfer (scipy ``cKDTree``), and the chapter's one ROC-AUC wrapper (scikit-learn)."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,21 +35,35 @@ def chamfer(pred, gt, cap: float, tau: float, gt_labels=None) -> dict:
         pl = gt_labels[nn]
         out["region"] = {}
         for r in np.unique(gt_labels):
-            a = acc[pl == r].mean() if np.any(pl == r) else np.nan
+            a = acc[pl == r].mean() if np.any(pl == r) else cap   # no point there: the worst accuracy
             out["region"][int(r)] = float((a + comp[gt_labels == r].mean()) / 2)
-        out["_acc"], out["_comp"], out["_pl"] = acc, comp, pl
+        out["_acc"], out["_comp"], out["_pl"], out["_cap"] = acc, comp, pl, cap
     return out
 
 
 def region_cd(res: dict, gt_labels, regions) -> float:
-    """Chamfer restricted to a set of regions: (mean acc of predicted points there + mean comp of GT there) / 2."""
+    """Chamfer restricted to a set of regions: (mean acc of predicted points there + mean comp of GT there) / 2;
+    with no predicted point there the accuracy term is the cap (the worst), as in `chamfer`'s per-region values."""
     gt_labels = np.asarray(gt_labels)
+    if "_pl" not in res:
+        raise ValueError("region_cd: pass the result of chamfer(..., gt_labels=...)")
     pm = np.isin(res["_pl"], regions)
     gm = np.isin(gt_labels, regions)
-    return float((res["_acc"][pm].mean() + res["_comp"][gm].mean()) / 2)
+    if not gm.any():
+        raise ValueError(f"region_cd: no GT point in regions {tuple(regions)}")
+    acc = res["_acc"][pm].mean() if pm.any() else res["_cap"]
+    return float((acc + res["_comp"][gm].mean()) / 2)
 
 
-def surface_distance(points, gt, gt_labels):
-    """Distance of each point (e.g. a Gaussian's mean) to the nearest GT point, and that point's region."""
-    d, nn = cKDTree(_pts(gt, "gt")).query(_pts(points, "points"))
-    return d, np.asarray(gt_labels)[nn]
+def auroc(score, target, weight=None) -> float:
+    """scikit-learn's ROC AUC of ``score`` for the binary ``target`` (optionally weighted); NaN when the target
+    has one class only."""
+    from sklearn.metrics import roc_auc_score
+
+    target = np.asarray(target, bool)
+    score = np.asarray(score, float)
+    if score.shape != target.shape:
+        raise ValueError(f"auroc: score {score.shape} and target {target.shape} differ")
+    if target.all() or not target.any():
+        return float("nan")
+    return float(roc_auc_score(target, score, sample_weight=weight))

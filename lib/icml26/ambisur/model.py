@@ -54,7 +54,9 @@ def quat_to_rotmat(q: torch.Tensor) -> torch.Tensor:
 
 class GaussianModel(torch.nn.Module):
     """N anisotropic 3D Gaussians (brief 2.1). Parameters are raw: scales = exp(log_scales),
-    opacity = sigmoid(opacity_logits), rotation from normalised quaternions."""
+    opacity = sigmoid(opacity_logits), rotation from normalised quaternions; the SH coefficients are two parameters
+    as in 3DGS (``sh_dc`` the degree-0 band (N, 1, 3), ``sh_rest`` the view-dependent bands (N, (L+1)^2 - 1, 3)),
+    so an optimizer can give them their own learning rates; ``sh`` is their concatenation (read-only)."""
 
     def __init__(self, means, log_scales, quats, opacity_logits, sh):
         super().__init__()
@@ -68,13 +70,20 @@ class GaussianModel(torch.nn.Module):
         if tensors["sh"].ndim != 3 or tensors["sh"].shape[0] != N or tensors["sh"].shape[2] != 3:
             raise ValueError(f"GaussianModel: sh must have shape (N, (L+1)^2, 3), got {tuple(tensors['sh'].shape)}")
         self.L = sh_degree(tensors["sh"].shape[1])
+        sh = tensors.pop("sh")
+        tensors["sh_dc"], tensors["sh_rest"] = sh[:, :1], sh[:, 1:]
         for name, value in tensors.items():
             setattr(self, name, torch.nn.Parameter(value.clone()))
         self.validate()
 
+    @property
+    def sh(self) -> torch.Tensor:
+        """All SH coefficients (N, (L+1)^2, 3): ``sh_dc`` then ``sh_rest``."""
+        return torch.cat([self.sh_dc, self.sh_rest], 1)
+
     def validate(self) -> None:
         """Non-finite parameters or a zero-norm quaternion: a ValueError naming the argument."""
-        for name in ("means", "log_scales", "quats", "opacity_logits", "sh"):
+        for name in ("means", "log_scales", "quats", "opacity_logits", "sh_dc", "sh_rest"):
             if not bool(torch.isfinite(getattr(self, name)).all()):
                 raise ValueError(f"GaussianModel: {name} has non-finite entries")
         if bool((self.quats.detach().norm(dim=-1) < 1e-12).any()):
@@ -112,17 +121,21 @@ class GaussianModel(torch.nn.Module):
     @classmethod
     def from_points(cls, points: np.ndarray, colors: np.ndarray, sh_degree_: int, seed: int,
                     opacity: float = 0.3) -> "GaussianModel":
-        """3DGS initialisation: isotropic scales from the mean distance to the 3 nearest neighbours, identity
-        rotations, one opacity, SH DC from the colours, higher bands zero."""
+        """3DGS/official initialisation (``gaussian_model.py create_from_pcd``): isotropic scales sqrt(mean squared
+        distance to the 3 nearest neighbours, clamped at 1e-7), near-identity rotations, SH DC from the colours,
+        higher bands zero. Deviation, named: one opacity of 0.3, not the official 0.1, because nothing here
+        densifies and the schedules are 60-250x shorter (a few hundred Gaussians must cover the views quickly)."""
         from scipy.spatial import cKDTree
 
         points = np.asarray(points, float)
         if points.ndim != 2 or points.shape[1] != 3 or len(points) < 4:
             raise ValueError(f"from_points: points must be (N >= 4, 3), got {points.shape}")
+        if not 0 < opacity < 1:
+            raise ValueError(f"from_points: opacity must be in (0, 1), got {opacity}")
         if not 0 <= sh_degree_ <= 3:
             raise ValueError(f"from_points: sh_degree must be in 0..3, got {sh_degree_}")
         dist, _ = cKDTree(points).query(points, k=4)
-        s = np.log(np.clip(dist[:, 1:].mean(1), 1e-4, None))
+        s = np.log(np.sqrt(np.clip((dist[:, 1:] ** 2).mean(1), 1e-7, None)))
         rng = np.random.default_rng(seed)
         q = np.tile([1.0, 0, 0, 0], (len(points), 1)) + 0.05 * rng.standard_normal((len(points), 4))
         sh = np.zeros((len(points), (sh_degree_ + 1) ** 2, 3))

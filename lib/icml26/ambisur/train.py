@@ -10,6 +10,10 @@
     G   A without any prior: no prior depth loss, random initial points (is the scene ambiguous at all?)
     H   PGSR-lite without any prior, SfM-like start (Table 1/2's PGSR: the paper's baseline among methods)
     M   D with a monocular (affine-invariant) disparity prior instead of the metric one (AmbiSuR-MONO)
+    DS  D from the SfM-like start of H and M (C11b compares M with it: the same start, only the prior differs)
+    O   D with the GT depth as its metric prior (C10a's positive control: a prior that helps by construction)
+    DO  C + ALR with the GT normals on the GT ambiguous pixels (oracle ALR, C6's positive control)
+    Cr  C re-seeded (initial draw and view order): the negative control of the comparisons (a re-run, no component)
 
 Loss (brief 2.2): (0.8 L1 + 0.2 D-SSIM) + 100 mean_vis min_k s_ik + 0.015 L_sv (t > 0.23 T)
 + 0.1 |Z_prior - Z| / extent (t > 0.03 T) + ALR 0.1 (t > 0.23 T); RCC in (T/6, T/2] with lambda_rc = 15 / (3HW);
@@ -24,16 +28,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from scipy import ndimage
 from scipy.spatial import cKDTree
 
 from .losses import (alr_loss, depth_normal_loss, mono_depth_loss, photometric, prior_depth_loss, psnr,
                      rcc_lambda_per_pixel, sh_ambiguity)
-from .metrics import chamfer, region_cd
+from .metrics import auroc, chamfer, region_cd
 from .model import GaussianModel
 from .render import CameraT, depth_to_normal, render
-from .scene import AMBIGUOUS, REGIONS, Scene, mono_disparity
+from .scene import AMBIGUOUS, REGIONS, Scene, backproject, mono_disparity, occlusion_edges, sfm_points
 
-_BASE = dict(depth_mode="plane", trunc=None, rcc=False, alr=None, prior="metric", init="prior")
+_BASE = dict(depth_mode="plane", trunc=None, rcc=False, alr=None, prior="metric", init="prior", reseed=0)
 RUNS: dict[str, dict] = {
     "A0": dict(_BASE, depth_mode="blend"),
     "A": dict(_BASE),
@@ -45,10 +50,16 @@ RUNS: dict[str, dict] = {
     "G": dict(_BASE, prior=None, init="random"),
     "H": dict(_BASE, prior=None, init="sfm"),
     "M": dict(_BASE, trunc=2.0, rcc=True, alr="indicator", prior="mono", init="sfm"),
+    "DS": dict(_BASE, trunc=2.0, rcc=True, alr="indicator", init="sfm"),
+    "O": dict(_BASE, trunc=2.0, rcc=True, alr="indicator", prior="gt"),
+    "DO": dict(_BASE, trunc=2.0, rcc=True, alr="oracle"),
+    "Cr": dict(_BASE, trunc=2.0, rcc=True, reseed=7777),
 }
 RUN_LABELS = {"A0": "A0 alpha-blended z", "A": "A PGSR-lite+prior", "B": "B +GPT", "C": "C +RCC",
               "D": "D +indicator+ALR", "E": "E ALR, U=1", "F": "F ALR, random mask", "G": "G no prior (random init)",
-              "H": "H PGSR-lite, no prior (SfM init)", "M": "M AmbiSuR-lite, mono prior"}
+              "H": "H PGSR-lite, no prior (SfM init)", "M": "M AmbiSuR-lite, mono prior",
+              "DS": "DS D from the SfM start", "O": "O D with GT depth as prior", "DO": "DO C + oracle ALR",
+              "Cr": "Cr C re-seeded"}
 
 
 @dataclass
@@ -108,32 +119,11 @@ def mono_priors(scene: Scene, seed: int) -> tuple[list[np.ndarray], list[np.ndar
     return disp, inv
 
 
-def sfm_points(scene: Scene, n: int, rng: np.random.Generator, noise: float = 0.5):
-    """An SfM-like sparse start: pixels drawn with probability proportional to the squared image gradient
-    (features: texture, shadow boundaries and silhouettes), back-projected with the GT depth plus Gaussian noise of
-    ``noise`` pixel footprints along each axis; colours from the images. At 32 px the silhouettes and shadow edges
-    dominate, so this start is NOT sparser on the textureless ground than on the textured one (measured; unlike
-    real SfM)."""
-    from scipy import ndimage
-
-    pts, cols, wts = [], [], []
-    for v in scene.train:
-        g = v.rgb.mean(-1)
-        grad = np.hypot(ndimage.sobel(g, 0), ndimage.sobel(g, 1))
-        m = v.depth > 0
-        Xc = v.depth[..., None] * CameraT.of(v.cam).kinv.numpy()
-        pts.append((Xc[m] - v.cam.t) @ v.cam.R)
-        cols.append(v.rgb[m])
-        wts.append(grad[m] ** 2)
-    pts, cols, wts = np.concatenate(pts), np.concatenate(cols), np.concatenate(wts)
-    sel = rng.choice(len(pts), size=n, replace=False, p=wts / wts.sum())
-    return pts[sel] + noise * scene.footprint * rng.standard_normal((n, 3)), cols[sel]
-
-
-def init_model(scene: Scene, n: int, sh_degree: int, seed: int, source: str = "prior") -> GaussianModel:
-    """Initial Gaussians: ``source="prior"`` back-projects the prior depth (as the official code starts from DA3
-    points); ``source="random"`` draws uniform points in the scene's bounding box with random colours (3DGS's
-    random initialisation), for the run without any prior (G); ``source="sfm"`` starts from `sfm_points` (H, M)."""
+def init_model(scene: Scene, n: int, sh_degree: int, seed: int, source: str = "prior", depths=None) -> GaussianModel:
+    """Initial Gaussians: ``source="prior"`` back-projects the prior depth (``depths`` instead when given: the GT
+    depth for run O) as the official code starts from DA3 points; ``source="random"`` draws uniform points in the
+    scene's bounding box with random colours (3DGS's random initialisation), for the run without any prior (G);
+    ``source="sfm"`` starts from `scene.sfm_points` (H, M, DS)."""
     if n < 4:
         raise ValueError(f"init_model: need n >= 4 Gaussians, got {n}")
     rng = np.random.default_rng(seed)
@@ -146,22 +136,12 @@ def init_model(scene: Scene, n: int, sh_degree: int, seed: int, source: str = "p
         return GaussianModel.from_points(pts, cols, sh_degree, seed)
     if source != "prior":
         raise ValueError(f"init_model: source must be 'prior', 'random' or 'sfm', got {source!r}")
-    pts, cols = [], []
-    for v in scene.train:
-        m = v.prior > 0
-        Xc = v.prior[..., None] * CameraT.of(v.cam).kinv.numpy()
-        pts.append((Xc[m] - v.cam.t) @ v.cam.R)
-        cols.append(v.rgb[m])
-    pts, cols = np.concatenate(pts), np.concatenate(cols)
+    depths = [v.prior for v in scene.train] if depths is None else depths
+    pts = np.concatenate([backproject(z, v.cam) for z, v in zip(depths, scene.train)])
+    cols = np.concatenate([v.rgb[np.asarray(z) > 0] for z, v in zip(depths, scene.train)])
     sel = rng.choice(len(pts), size=n, replace=len(pts) < n)
     jitter = 0.25 * scene.footprint * rng.standard_normal((n, 3))
     return GaussianModel.from_points(pts[sel] + jitter, cols[sel], sh_degree, seed)
-
-
-def backproject(Z: torch.Tensor, A: torch.Tensor, cam) -> np.ndarray:
-    m = (A > 0.5) & (Z > 0)
-    Xc = (Z[..., None] * CameraT.of(cam).kinv)[m].numpy()
-    return (Xc - cam.t) @ cam.R
 
 
 def voxel_down(points: np.ndarray, voxel: float) -> np.ndarray:
@@ -176,71 +156,99 @@ def voxel_down(points: np.ndarray, voxel: float) -> np.ndarray:
                                                                max_bound=lo + n * voxel), float)
 
 
-def _auroc(score: np.ndarray, target: np.ndarray, weight: np.ndarray | None = None) -> float:
-    """sklearn's ROC AUC of ``score`` for the binary ``target`` (NaN when the target has one class only)."""
-    from sklearn.metrics import roc_auc_score
+def cloud_metrics(clouds, scene: Scene, cfg: dict) -> dict:
+    """The chapter's geometry evaluation of a list of world point clouds (one per training view): voxel
+    down-sampling at half a pixel footprint, then capped Chamfer / F1 against the visible GT points, overall, per
+    region, on the ambiguous regions and on the ridge. Used for every trained run and for the prior and GT depth
+    themselves (`experiments.depth_cloud_metrics`)."""
+    pred = voxel_down(np.concatenate(clouds), scene.footprint / 2)
+    if len(pred) == 0:
+        pred = np.full((1, 3), 1e3)
+    res = chamfer(pred, scene.points, cap=cfg["cd_cap"], tau=cfg["f_tau"], gt_labels=scene.point_labels)
+    labs = scene.point_labels
+    return dict(cd=res["cd"], acc=res["acc"], comp=res["comp"], f1=res["f1"], precision=res["precision"],
+                recall=res["recall"], region=res["region"], cd_ambiguous=region_cd(res, labs, AMBIGUOUS),
+                cd_ridge=region_cd(res, labs, (6,)),
+                region_acc={r: float(res["_acc"][res["_pl"] == r].mean()) if np.any(res["_pl"] == r) else float("nan")
+                            for r in res["region"]},
+                region_comp={r: float(res["_comp"][labs == r].mean()) for r in res["region"]}, n_points=len(pred))
 
-    target = np.asarray(target, bool)
-    if target.all() or not target.any():
-        return float("nan")
-    return float(roc_auc_score(target, np.asarray(score, float), sample_weight=weight))
+
+def interior_mask(view, regions=AMBIGUOUS) -> np.ndarray:
+    """Pixels of ``regions`` away from occlusion edges and region borders (one pixel of margin), where a prior has
+    a surface: the mask on which K7 compares the prior's normals with a model's (same pixels, same views)."""
+    lab = view.label
+    border = ndimage.maximum_filter(lab, 3) != ndimage.minimum_filter(lab, 3)
+    inner = ~ndimage.binary_dilation(border | occlusion_edges(view.depth)) & (view.prior > 0) & (view.depth > 0)
+    return inner & np.isin(lab, regions)
+
+
+def _angle(n, gt) -> np.ndarray:
+    return np.degrees(np.arccos(np.clip((np.asarray(n) * gt).sum(-1), -1, 1)))
+
+
+N_RANDOM_MASKS = 8   # random masks averaged for the per-pixel control of C4p (one draw is noisy; review 2)
 
 
 @torch.no_grad()
 def evaluate(model: GaussianModel, scene: Scene, run: dict, cfg: dict, seed: int = 0) -> tuple[dict, dict]:
     """Chamfer / F1 / per-region CD, accuracy and completeness of back-projected depth (A > 0.5) from the
-    training views; on the test views: PSNR, the depth-normal error overall and per region, and the per-pixel
-    AUROC of the rendered ambiguity map U(p) (and of a random mask's) for the top quartile of |Z - Z_gt|;
-    spillover mass, ray-colour variance, and the per-Gaussian indicator data."""
+    training views (`cloud_metrics`); on the training views also the depth-normal error of the model, of the prior
+    and of the GT depth on the SAME interior pixels of the ambiguous regions (K7); on the test views: PSNR, the
+    depth-normal error overall and per region with the GT depth's own error on the same pixels beside it (the
+    finite-difference floor), and the per-pixel AUROC of the rendered ambiguity map U(p) for the top quartile of
+    |Z - Z_gt| (and the mean over `N_RANDOM_MASKS` same-size random masks'); spillover mass, ray-colour variance,
+    and the per-Gaussian indicator data."""
     trunc, mode = run["trunc"], run["depth_mode"]
     h = cfg_h(cfg)
-    pts, tails, vrc = [], [], []
+    pts, tails, vrc, k7 = [], [], [], {"model": [], "prior": [], "gt": []}
     for v in scene.train:
         r = render(model, v.cam, trunc, depth_mode=mode)
-        pts.append(backproject(r.depth, r.alpha, v.cam))
+        ok = r.alpha.numpy() > 0.5
+        pts.append(backproject(r.depth.numpy(), v.cam, ok))
         tails.append(float(r.tail_mass))
         vrc.append(float(r.ray_var.mean()))
-    pred = voxel_down(np.concatenate(pts), scene.footprint / 2)
-    if len(pred) == 0:
-        pred = np.full((1, 3), 1e3)
-    res = chamfer(pred, scene.points, cap=cfg["cd_cap"], tau=cfg["f_tau"], gt_labels=scene.point_labels)
+        m = interior_mask(v) & ok
+        cam = CameraT.of(v.cam)
+        for key, nrm in (("model", r.normal_d.numpy()), ("prior", depth_to_normal(torch.as_tensor(v.prior), cam).numpy()),
+                         ("gt", depth_to_normal(torch.as_tensor(v.depth, dtype=torch.float32), cam).numpy())):
+            k7[key].append(_angle(nrm, v.normal)[m])
+    metrics = cloud_metrics(pts, scene, cfg)
+    k7 = {key: float(np.concatenate(x).mean()) if sum(map(len, x)) else float("nan") for key, x in k7.items()}
     mask, u, hi, lo = sh_ambiguity(model.sh, h.upper, h.lower, h.lower_max)
-    rmask = torch.zeros_like(mask)
-    rmask[torch.as_tensor(np.random.default_rng(30_000 + seed).choice(len(mask), int(mask.sum()), replace=False),
-                          dtype=torch.long)] = 1.0
-    ps, nerr, nlab, U, Ur, derr = [], [], [], [], [], []
+    rng = np.random.default_rng(30_000 + seed)
+    rmasks = []
+    for _ in range(N_RANDOM_MASKS):
+        rm = torch.zeros_like(mask)
+        rm[torch.as_tensor(rng.choice(len(mask), int(mask.sum()), replace=False), dtype=torch.long)] = 1.0
+        rmasks.append(rm)
+    ps, nerr, ngt, nlab, U, Ur, derr = [], [], [], [], [], [], []
     for v in scene.test:
         r = render(model, v.cam, trunc, depth_mode=mode, amb_mask=mask)
-        rr = render(model, v.cam, trunc, depth_mode=mode, amb_mask=rmask)
         ps.append(psnr(r.color, torch.as_tensor(v.rgb)))
         m = ((r.alpha > 0.5) & torch.as_tensor(v.depth > 0)).numpy()
-        cos = (r.normal_d * torch.as_tensor(v.normal, dtype=torch.float32)).sum(-1).clamp(-1, 1)
-        ang = torch.rad2deg(torch.arccos(cos)).numpy()
-        nerr.append(ang[m])
+        ngt_v = depth_to_normal(torch.as_tensor(v.depth, dtype=torch.float32), CameraT.of(v.cam)).numpy()
+        nerr.append(_angle(r.normal_d.numpy(), v.normal)[m])
+        ngt.append(_angle(ngt_v, v.normal)[m])
         nlab.append(v.label[m])
         U.append(r.ambiguity.numpy()[m])
-        Ur.append(rr.ambiguity.numpy()[m])
+        Ur.append(np.stack([render(model, v.cam, trunc, depth_mode=mode, amb_mask=rm).ambiguity.numpy()[m]
+                            for rm in rmasks]))
         derr.append(np.abs(r.depth.numpy() - v.depth)[m])
-    nerr, nlab, derr = np.concatenate(nerr), np.concatenate(nlab), np.concatenate(derr)
-    U, Ur = np.concatenate(U), np.concatenate(Ur)
+    nerr, ngt, nlab, derr = np.concatenate(nerr), np.concatenate(ngt), np.concatenate(nlab), np.concatenate(derr)
+    U, Ur = np.concatenate(U), np.concatenate(Ur, 1)
     top = derr > np.quantile(derr, 0.75) if len(derr) else derr.astype(bool)
-    labs = scene.point_labels
-    metrics = dict(cd=res["cd"], acc=res["acc"], comp=res["comp"], f1=res["f1"], precision=res["precision"],
-                   recall=res["recall"], region=res["region"], cd_ambiguous=region_cd(res, labs, AMBIGUOUS),
-                   cd_ridge=region_cd(res, labs, (6,)), psnr=float(np.mean(ps)),
-                   normal_err=float(nerr.mean()) if len(nerr) else 90.0,
-                   normal_err_ambiguous=float(nerr[np.isin(nlab, AMBIGUOUS)].mean()) if np.isin(nlab, AMBIGUOUS).any()
-                   else float("nan"),
-                   region_normal={r: float(nerr[nlab == r].mean()) if np.any(nlab == r) else float("nan") for r in REGIONS
-                                  if r > 0},
-                   region_acc={r: float(res["_acc"][res["_pl"] == r].mean()) if np.any(res["_pl"] == r) else float("nan")
-                               for r in res["region"]},
-                   region_comp={r: float(res["_comp"][labs == r].mean()) for r in res["region"]},
-                   u_pixel_auroc=_auroc(U, top), u_pixel_auroc_random=_auroc(Ur, top),
-                   tail_mass=float(np.mean(tails)), vrc=float(np.mean(vrc)), n_points=len(pred),
-                   flagged=float(mask.mean()))
+    amb = np.isin(nlab, AMBIGUOUS)
+    mean_or_nan = lambda x: float(x.mean()) if len(x) else float("nan")
+    metrics.update(psnr=float(np.mean(ps)), normal_err=mean_or_nan(nerr), normal_err_gt=mean_or_nan(ngt),
+                   normal_err_ambiguous=mean_or_nan(nerr[amb]), normal_err_ambiguous_gt=mean_or_nan(ngt[amb]),
+                   region_normal={r: mean_or_nan(nerr[nlab == r]) for r in REGIONS if r > 0},
+                   region_normal_gt={r: mean_or_nan(ngt[nlab == r]) for r in REGIONS if r > 0},
+                   k7_model=k7["model"], k7_prior=k7["prior"], k7_gt=k7["gt"],
+                   u_pixel_auroc=auroc(U, top), u_pixel_auroc_random=float(np.mean([auroc(x, top) for x in Ur])),
+                   tail_mass=float(np.mean(tails)), vrc=float(np.mean(vrc)), flagged=float(mask.mean()))
     dist, nn = cKDTree(scene.points).query(model.means.numpy())
-    lab = labs[nn]
+    lab = scene.point_labels[nn]
     spec = scene.point_specular[nn] if scene.point_specular is not None else np.zeros(len(nn))
     per_g = dict(u=u.numpy(), high=hi.numpy(), low=lo.numpy(), mask=mask.numpy().astype(bool), dist=dist, region=lab,
                  opacity=model.opacities.numpy(), specular=spec)
@@ -265,27 +273,30 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
         raise ValueError(f"train_run: unknown run {name!r}; known: {', '.join(RUNS)}")
     run, h, T = RUNS[name], cfg_h(cfg), int(cfg["iters"])
     dev = torch.device("cpu") if device is None else torch.device(device)
-    torch.manual_seed(seed)
-    rng = np.random.default_rng(1000 + seed)
-    model = init_model(scene, cfg["n_gauss"], cfg["sh_degree"], seed, source=run["init"]).to(dev)
+    tseed = seed + run["reseed"]   # the training seed (initial draw, view order); the scene stays the seed's
+    torch.manual_seed(tseed)
+    rng = np.random.default_rng(1000 + tseed)
+    prior_z = [v.depth.astype(np.float32) for v in scene.train] if run["prior"] == "gt" else [v.prior for v in scene.train]
+    model = init_model(scene, cfg["n_gauss"], cfg["sh_degree"], tseed, source=run["init"], depths=prior_z).to(dev)
     groups = [dict(params=[model.means], lr=h.lr["means"] * scene.extent, name="means"),
               dict(params=[model.log_scales], lr=h.lr["scales"]), dict(params=[model.quats], lr=h.lr["quats"]),
-              dict(params=[model.opacity_logits], lr=h.lr["opacity"])]
-    sh_dc = model.sh
+              dict(params=[model.opacity_logits], lr=h.lr["opacity"]),
+              dict(params=[model.sh_dc], lr=h.lr["sh_dc"]), dict(params=[model.sh_rest], lr=h.lr["sh_rest"])]
     opt = torch.optim.Adam(groups, eps=1e-15)
-    opt_sh = torch.optim.Adam([dict(params=[sh_dc], lr=1.0)], eps=1e-15)   # holds the state of `_sh_step`
-    band_lr = torch.full((sh_dc.shape[1], 1), h.lr["sh_rest"], device=dev)
-    band_lr[0] = h.lr["sh_dc"]
     if run["prior"] == "mono":
         mono, mono_depth = mono_priors(scene, seed)
         npri = [n.to(dev) for n in prior_normals(scene, mono_depth)]
         monos = [torch.as_tensor(d, device=dev) for d in mono]
         patch = max(4, int(round(cfg["size"] * cfg.get("mono_patch", 0.35))))
+    elif run["alr"] == "oracle":   # GT normals, U = 1 on the GT ambiguous pixels (C6's positive control)
+        npri = [torch.as_tensor(v.normal, dtype=torch.float32, device=dev) * torch.as_tensor(v.depth > 0, device=dev)[..., None]
+                for v in scene.train]
+        oracle_u = [torch.as_tensor(np.isin(v.label, AMBIGUOUS), dtype=torch.float32, device=dev) for v in scene.train]
     else:
-        npri = [n.to(dev) for n in prior_normals(scene)]
+        npri = [n.to(dev) for n in prior_normals(scene, prior_z)]
     cams = [CameraT.of(v.cam, dev) for v in scene.train]
     imgs = [torch.as_tensor(v.rgb, device=dev) for v in scene.train]
-    priors = [torch.as_tensor(v.prior, device=dev) for v in scene.train]
+    priors = [torch.as_tensor(z, device=dev) for z in prior_z]
     H, W = cams[0].H, cams[0].W
     lam_rc = rcc_lambda_per_pixel(h.rcc_lambda_rel, H, W)
     rand_score = torch.as_tensor(rng.random(len(model)), dtype=torch.float32, device=dev)
@@ -315,21 +326,20 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
             loss = loss + h.w_minscale * model.scales[r.visible].min(-1).values.mean()
         if frac > h.sv_from:
             loss = loss + h.w_sv * depth_normal_loss(r.normal_d, r.normal, r.alpha, imgs[k])
-        if run["prior"] == "metric" and frac > h.prior_from:
+        if run["prior"] in ("metric", "gt") and frac > h.prior_from:
             loss = loss + h.w_prior * prior_depth_loss(r.depth, priors[k], scene.extent)
         elif run["prior"] == "mono" and frac >= h.mono_from:
             mult = h.mono_end_mult ** ((frac - h.mono_from) / (1 - h.mono_from))
             loss = loss + h.w_mono * mult * mono_depth_loss(r.depth, monos[k], r.alpha, patch)
         if alr_on:   # no densification here, so the ALR backward cannot feed densification statistics
-            loss = loss + alr_loss(r.normal_d, npri[k], r.ambiguity, r.alpha, h.w_alr)
+            U = oracle_u[k] if run["alr"] == "oracle" else r.ambiguity
+            loss = loss + alr_loss(r.normal_d, npri[k], U, r.alpha, h.w_alr)
         opt.zero_grad(set_to_none=True)
-        opt_sh.zero_grad(set_to_none=True)
         loss.backward()
         for g in opt.param_groups:
             if g.get("name") == "means":
                 g["lr"] = h.lr["means"] * scene.extent * (0.01 ** frac)
         opt.step()
-        _sh_step(opt_sh, band_lr)
         photo_acc.append(float(photo.detach()))
         if it % cfg["log_every"] == 0 or it == T:
             with torch.no_grad():
@@ -352,22 +362,3 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
     metrics, per_g = evaluate(model, scene, run, cfg, seed)
     metrics["vrc_window_end"] = vrc_window_end
     return RunResult(name, seed, metrics, log, model, per_g)
-
-
-def _sh_step(opt_sh, band_lr):
-    """Adam on the SH coefficients with per-band learning rates (DC vs. the view-dependent bands, rest = DC/20)."""
-    for g in opt_sh.param_groups:
-        for p in g["params"]:
-            if p.grad is None:
-                continue
-            st = opt_sh.state.setdefault(p, {})
-            if not st:
-                st["step"], st["m"], st["v"] = 0, torch.zeros_like(p), torch.zeros_like(p)
-            st["step"] += 1
-            gr = p.grad
-            st["m"].mul_(0.9).add_(gr, alpha=0.1)
-            st["v"].mul_(0.999).addcmul_(gr, gr, value=0.001)
-            mh = st["m"] / (1 - 0.9 ** st["step"])
-            vh = st["v"] / (1 - 0.999 ** st["step"])
-            with torch.no_grad():
-                p.sub_(band_lr * mh / (vh.sqrt() + 1e-15))
