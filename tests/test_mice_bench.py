@@ -302,3 +302,58 @@ def test_judge_heads_and_answers():
     assert list(ev.cc_scores(perfect, cs)) == [10.0, 10.0]
     wrong = perfect.copy(); wrong[0, cs[0].dims[0]] = (wrong[0, cs[0].dims[0]] + 1) % 6
     assert ev.cc_scores(wrong, cs)[0] == 10.0 * (cs[0].k - 1) / cs[0].k
+
+
+def test_training_configs_exclude_the_evaluation_configurations():
+    cs = cases.creation_cases(120, 6, seed=202)
+    eval_cfg = np.stack([c.config for c in cs])
+    naive = ex.random_configs(3000, 6, np.random.default_rng(0), k_max=2)
+    assert ex.overlap_share(naive, eval_cfg[[c.k == 2 for c in cs]]) > 0       # the leak exists without the exclusion
+    excl = ex.concept_keys(eval_cfg)
+    train = ex.disjoint_configs(3000, 6, np.random.default_rng(0), excl, k_max=2)
+    assert train.shape == naive.shape and ex.overlap_share(train, eval_cfg) == 0.0
+    # only the concept part counts: a different tone / frame is still the same case's concepts
+    other_text = eval_cfg[:1].copy()
+    other_text[0, -2:] = 1 - other_text[0, -2:]
+    assert ex.overlap_share(other_text, eval_cfg[:1]) == 1.0
+
+
+def test_injected_degradation_and_validation():
+    import types
+
+    cs = cases.creation_cases(120, 6, seed=0)
+    space = types.SimpleNamespace(create=cs, size=32)
+    keep_all = ex.injected_outputs(space, {k: 1.0 for k in range(2, 8)}, seed=0)
+    assert np.allclose(keep_all[:5], concepts.render_batch(np.stack([c.config for c in cs[:5]]), 32))
+    drop_all = ex.injected_outputs(space, {k: 0.0 for k in range(2, 8)}, seed=0)
+    neutral = concepts.render_batch(np.stack([np.where(np.arange(9) < 7, concepts.DEFAULT, c.config) for c in cs[:3]]), 32)
+    assert np.allclose(drop_all[:3], neutral)
+    with pytest.raises(ValueError, match="keep probability"):
+        ex.injected_outputs(space, {k: 1.5 for k in range(2, 8)}, seed=0)
+    with pytest.raises(ValueError, match="no keep probability"):
+        ex.injected_outputs(space, {2: 1.0}, seed=0)
+
+
+def test_noreference_pr_ignores_the_target_and_penalises_incoherence():
+    rng = np.random.default_rng(0)
+    imgs = concepts.render_batch(ex.random_configs(400, 6, rng), 32)
+    cal = ev.calibrate(imgs, seed=0)
+    x = imgs[:8]
+    full = ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.9)
+    low = ev.pr_noref_scores(x, cal, np.full(8, 0.45), 0.9)
+    assert full.shape == (8,) and np.all(low < full) and np.allclose(low, full * np.cbrt(0.5))
+    assert np.all((0 <= ev.pr_noref_scores(x, cal)) & (ev.pr_noref_scores(x, cal) <= 10))
+    with pytest.raises(ValueError, match="coherence_ref"):
+        ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.0)
+    clf = ev.ConceptClassifier(6).eval()
+    c = ev.judge_coherence(clf, x)
+    assert c.shape == (8,) and np.all((c > 0) & (c <= 1))
+
+
+def test_paper_curves_and_the_thresholds_checked_on_them():
+    st = datacard.paper_model_stats("CC")
+    assert len(st) == 8 and len(datacard.PAPER_MODELS["PR"]) == 8
+    assert abs(st["GPT-Image 1.5"]["drop"] - (9.52 - 8.05)) < 1e-9 and st["GPT-Image 1.5"]["rho"] == pytest.approx(-1.0)
+    assert min(v["drop"] for v in st.values()) < 1.5 <= max(v["drop"] for v in st.values())   # the old threshold misses one
+    pr = datacard.paper_model_stats("PR")
+    assert all(v["drop"] > 0 for v in pr.values()) and min(v["drop"] for v in pr.values()) < 0.5

@@ -372,7 +372,7 @@ def reference(dim: int, value: int, size: int) -> np.ndarray:
         probe = np.full(N_DIMS + 2, DEFAULT)
         probe[-2:] = 0
         probe[6] = value
-        probe[5] = 7  # a layout with the face large enough... (rendered, then the face box is cut out and enlarged)
+        probe[5] = 7  # layout 7 draws the face large; the face box is cut out of the render and enlarged
         full = render(probe, S)
         (_, (fy, fx, fs)) = layout_boxes(7, S)
         img[c0:c0 + side, c0:c0 + side] = resize(full[fy:fy + fs, fx:fx + fs], (side, side), order=0)

@@ -43,11 +43,45 @@ case edits its named dimension plus 1-3 others (2-4 references)."""
 GLOBAL_EDITS = ("Style", "Background")
 """Edit categories that change the whole canvas: NERC (non-edited-region consistency) is undefined there."""
 
-PAPER_AVERAGE = {  # performance_3metrics.png, mean of the 8 plotted models, k = 2..7
+PAPER_AVERAGE = {  # performance_3metrics.png, the figure's "Overall Average" line (black, dashed), k = 2..7
+    # (review v2, D10: it is not the mean of the 8 plotted curves, e.g. 8.75 vs 8.51 for CC at k = 2, so it
+    # probably averages all 13 models; the chapter calls it "the figure's overall average")
     "PF": (8.9, 8.3, 8.1, 7.25, 6.35, 5.6),
     "CC": (8.75, 7.85, 7.5, 6.4, 6.1, 5.25),
     "PR": (8.68, 7.95, 7.78, 7.28, 6.92, 6.92),
 }
+PAPER_MODELS = {
+    # performance_3metrics.png, the 8 per-model curves read off the official figure (huayu-zheng/MICE-Bench
+    # @96b4f5b, docs/assets; read by eye on a 2x zoom of the 6946 x 1435 PNG, +-0.1), k = 2..7; OmniGen2 is
+    # plotted for k = 2..5 only. Used to test every per-generator threshold on the paper's own models before it
+    # is declared (issue 46, item 2).
+    "CC": {
+        "GPT-Image 1.5": (9.52, 9.28, 8.92, 8.60, 8.35, 8.05), "Seedream 4.5": (9.45, 8.90, 8.90, 8.45, 8.33, 7.57),
+        "NanoBanana 2": (9.45, 9.10, 8.50, 7.65, 7.53, 6.30), "FLUX.2 klein": (9.30, 7.92, 8.22, 7.40, 7.30, 5.25),
+        "Qwen-Image-Edit-2511": (8.70, 7.90, 6.82, 4.70, 5.12, 4.30), "OmniGen2": (7.52, 6.28, 6.45, 5.38),
+        "BAGEL": (7.30, 6.00, 5.78, 5.18, 4.02, 3.10), "DreamOmni2": (6.85, 5.20, 4.85, 3.22, 1.85, 1.77),
+    },
+    "PR": {
+        "GPT-Image 1.5": (9.17, 8.59, 8.51, 8.49, 8.45, 8.01), "Seedream 4.5": (8.73, 8.29, 7.94, 7.68, 7.67, 7.26),
+        "NanoBanana 2": (8.89, 8.06, 7.94, 8.18, 7.71, 8.69), "FLUX.2 klein": (8.56, 8.21, 8.18, 8.01, 7.91, 7.72),
+        "Qwen-Image-Edit-2511": (8.50, 7.77, 7.35, 6.67, 6.24, 5.79), "OmniGen2": (8.56, 7.60, 7.14, 7.07),
+        "BAGEL": (8.36, 7.53, 7.53, 7.09, 5.88, 5.86), "DreamOmni2": (8.26, 7.65, 7.93, 7.74, 7.87, 8.13),
+    },
+}
+"""Per-model CC and PR curves of the final paper's figure (8 of the 13 models are plotted)."""
+
+
+def paper_model_stats(metric: str) -> dict[str, dict[str, float]]:
+    """Per plotted model: drop = first - last plotted value (k = 2 to its largest k) and Spearman rho(k, score)."""
+    from scipy.stats import spearmanr
+
+    out = {}
+    for name, ys in PAPER_MODELS[metric].items():
+        ks = list(range(2, 2 + len(ys)))
+        out[name] = {"drop": float(ys[0] - ys[-1]), "rho": float(spearmanr(ks, ys).statistic)}
+    return out
+
+
 PAPER_EXTREMES = {"GPT-Image 1.5 CC": (9.5, 8.05), "DreamOmni2 CC": (6.85, 1.75)}
 PAPER_HEATMAP_RANGES = {"IF": (5.34, 9.31), "CC": (5.62, 9.01), "Aesthetics": (5.41, 6.82), "Quality": (5.88, 7.37)}
 EARLY = {"tipping_k": 5, "edit_k3": 62.4, "create_k3": 51.7, "composite_weights": (0.3, 0.4, 0.15, 0.15),

@@ -450,8 +450,47 @@ def pr_parts(outputs: np.ndarray, targets: np.ndarray, cal: Calibration, counts=
     return {"artefact": a, "ghosting": g, "manifold": m}
 
 
+@torch.no_grad()
+def judge_coherence(model: "ConceptClassifier", images: np.ndarray, batch: int = 512) -> np.ndarray:
+    """Mean over the 7 dimension heads of the judge's largest class probability, per image: how definitely the
+    image shows *some* value in every dimension (a valid render of any configuration scores high, an overlay of
+    two renders low). It never sees the case's ground truth or references."""
+    check_images(images)
+    out = []
+    for s in range(0, len(images), batch):
+        x = torch.from_numpy(np.ascontiguousarray(images[s:s + batch])).permute(0, 3, 1, 2)
+        pd, _ = model(x)
+        out.append(torch.softmax(pd, -1).max(-1).values.mean(1).numpy())
+    return np.concatenate(out).astype(np.float64)
+
+
+def pr_noref_scores(outputs: np.ndarray, cal: Calibration, coherence: np.ndarray | None = None,
+                    coherence_ref: float = 1.0) -> np.ndarray:
+    """No-reference PR (issue 46 item 3): 10 x geometric mean of checks that look at the output image only,
+    like the official `PR_evaluate.py`, whose VLM auditor gets the image alone (entity integrity, lighting,
+    geometry): ghosting (double contours), the distance to the PCA manifold of oracle renders and, when
+    ``coherence`` is given, an entity-coherence check min(1, coherence / coherence_ref) with the judge's
+    `judge_coherence` and its median on held-out oracle renders. A valid render with wrong concept values
+    scores like the oracle. What it loses against the auditor: lighting, geometry and causality checks; and
+    the PCA check cannot see an average of valid renders (it lies in their linear span), which only the
+    coherence check can."""
+    outputs = check_images(outputs, name="outputs")
+    g = np.exp(-np.maximum(0.0, ghosting(outputs) - cal.ghost95) / 0.1)
+    e = _pca_error(cal.pca, outputs.reshape(len(outputs), -1))
+    m = np.exp(-np.maximum(0.0, e / cal.err95 - 1.0))
+    if coherence is None:
+        return 10.0 * np.sqrt(g * m)
+    if not coherence_ref > 0:
+        raise ValueError(f"coherence_ref must be > 0, got {coherence_ref}")
+    c = np.clip(np.asarray(coherence, np.float64) / coherence_ref, 0.0, 1.0)
+    if c.shape != g.shape:
+        raise ValueError(f"coherence has shape {c.shape}, expected {g.shape}")
+    return 10.0 * np.cbrt(g * m * c)
+
+
 def pr_scores(outputs: np.ndarray, targets: np.ndarray, cal: Calibration) -> np.ndarray:
-    """PR = 10 x geometric mean of the three checks."""
+    """Full-reference PR of the earlier revision = 10 x geometric mean of the three checks (kept as a
+    diagnostic and for the benchmark; the chapter's PR is `pr_noref_scores`)."""
     p = pr_parts(outputs, targets, cal)
     return 10.0 * np.cbrt(p["artefact"] * p["ghosting"] * p["manifold"])
 

@@ -66,41 +66,117 @@ class Space:
     extra: dict = field(default_factory=dict)
 
 
+def concept_keys(configs: np.ndarray) -> set[tuple[int, ...]]:
+    """The concept part (the 7 dimensions, text attributes ignored) of configurations, as hashable keys: two
+    configurations with the same key differ at most in tone / frame."""
+    return {tuple(int(v) for v in c[:N_DIMS]) for c in np.asarray(configs)}
+
+
+def overlap_share(train_configs: np.ndarray, eval_configs: np.ndarray) -> float:
+    """Share of evaluation configurations whose concept part occurs in the training configurations (review D6)."""
+    keys = concept_keys(train_configs)
+    ev_ = np.asarray(eval_configs)
+    return float(np.mean([tuple(int(v) for v in c[:N_DIMS]) in keys for c in ev_])) if len(ev_) else 0.0
+
+
+def disjoint_configs(n: int, V: int, rng: np.random.Generator, exclude: set, k_max: int = N_DIMS) -> np.ndarray:
+    """`random_configs` with every configuration whose concept part is in ``exclude`` redrawn: the training
+    renders of the judge and the generators never show an evaluation case's concepts (issue 46, item 5)."""
+    out = random_configs(n, V, rng, k_max)
+    for _ in range(100):
+        bad = np.array([tuple(int(v) for v in c[:N_DIMS]) in exclude for c in out])
+        if not bad.any():
+            return out
+        out[bad] = random_configs(int(bad.sum()), V, rng, k_max)
+    raise ValueError("could not draw training configurations disjoint from the evaluation cases")
+
+
 def build_space(cfg, seed: int = 0, progress=None) -> Space:
-    """Render the banks, train and freeze the concept CNN, calibrate PR/IAA/IQA, make the eval cases."""
+    """Render the banks, train and freeze the concept CNN, calibrate PR/IAA/IQA, make the eval cases.
+
+    The evaluation cases are drawn first (their own seeds, as before); every training configuration (the judge's
+    renders and the generators' creation and editing cases) whose concept part equals an evaluation case's
+    (creation target, editing source or target) is redrawn. ``extra["overlap_before"]``: the per-k share of
+    creation cases that the training renders would have contained without the exclusion (the earlier revision's
+    leak); ``extra["overlap_after"]``: the same after it (0 by construction, measured)."""
     size, V = int(cfg["size"]), int(cfg["V"])
     check_space(size, V)
+    create = creation_cases(int(cfg["n_create"]), V, seed + 202)
+    edit = editing_cases(int(cfg["n_edit"]), V, seed + 303)
+    eval_cfg = np.stack([c.config for c in create] + [c.config for c in edit] + [c.source for c in edit])
+    exclude = concept_keys(eval_cfg)
     rng = np.random.default_rng(seed)
     bank = reference_bank(size, V)
-    configs = random_configs(int(cfg["n_renders"]), V, rng)
+    naive = random_configs(int(cfg["n_renders"]), V, np.random.default_rng(seed))
+    configs = disjoint_configs(int(cfg["n_renders"]), V, rng, exclude)
+    create_cfg = np.stack([c.config for c in create])
+    ks = np.array([c.k for c in create])
+    overlap_before = {int(k): overlap_share(naive, create_cfg[ks == k]) for k in sorted(set(ks))}
     images = render_batch(configs, size)
-    test_cfg = random_configs(int(cfg["n_test"]), V, rng)
+    test_cfg = disjoint_configs(int(cfg["n_test"]), V, rng, exclude)
     test_img = render_batch(test_cfg, size)
     clf = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed, progress=progress)
     acc = ev.accuracy(ev.predict(clf, test_img), test_cfg)
     cal = ev.calibrate(test_img, seed=seed)
-    # generator training data: the same oracle renders (targets), and editing pairs
+    coh_ref = float(np.median(ev.judge_coherence(clf, test_img)))
+    # generator training data: the same oracle renders (targets), and editing pairs (none touching an eval case)
     train_create = ([config_case(c) for c in configs], images)
-    tr_edit = editing_cases(int(cfg["n_train_edit"]), V, seed + 101)
+    tr_edit = [c for c in editing_cases(int(cfg["n_train_edit"]), V, seed + 101)
+               if tuple(int(v) for v in c.config[:N_DIMS]) not in exclude
+               and tuple(int(v) for v in c.source[:N_DIMS]) not in exclude]
     train_edit = (tr_edit, render_batch(np.stack([c.source for c in tr_edit]), size),
                   render_batch(np.stack([c.config for c in tr_edit]), size))
-    create = creation_cases(int(cfg["n_create"]), V, seed + 202)
-    create_gt = render_batch(np.stack([c.config for c in create]), size)
-    edit = editing_cases(int(cfg["n_edit"]), V, seed + 303)
+    train_all = np.stack([c.config for c in tr_edit] + [c.source for c in tr_edit] + list(configs))
+    overlap_after = {int(k): overlap_share(train_all, create_cfg[ks == k]) for k in sorted(set(ks))}
+    overlap_after["edit"] = overlap_share(train_all, np.stack([c.config for c in edit] + [c.source for c in edit]))
+    create_gt = render_batch(create_cfg, size)
     edit_src = render_batch(np.stack([c.source for c in edit]), size)
     edit_gt = render_batch(np.stack([c.config for c in edit]), size)
     masks = np.stack([edit_mask(s, t) for s, t in zip(edit_src, edit_gt)])
     frac = masks.reshape(len(masks), -1).mean(1)
     local = np.array([not c.extra["global"] for c in edit]) & (frac > 0) & (frac < 1)
     return Space(size, V, bank, clf, cal, acc, train_create, train_edit, create, create_gt, edit, edit_src, edit_gt,
-                 masks, local, extra={"test_cfg": test_cfg, "test_img": test_img})
+                 masks, local, extra={"test_cfg": test_cfg, "test_img": test_img, "overlap_before": overlap_before,
+                                      "overlap_after": overlap_after,
+                                      "coherence_ref": coh_ref})
+
+
+def injected_outputs(space: Space, keep_prob: dict[int, float], seed: int) -> np.ndarray:
+    """Oracle renders of the creation cases with known degradation injected (the measurement-validity study,
+    issue 46 item 6): each referenced concept of a k-reference case is kept independently with probability
+    ``keep_prob[k]`` and otherwise reset to the neutral default. The expected CC of the outputs is
+    10 x keep_prob[k] x (judge accuracy), so the pipeline (judge + official per-k averaging at the evaluation
+    set's n_k) should recover the injected curve; a constant ``keep_prob`` injects no k-dependence at all."""
+    for k, p in keep_prob.items():
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"keep probability for k = {k} must be in [0, 1], got {p}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in space.create:
+        if c.k not in keep_prob:
+            raise ValueError(f"no keep probability for k = {c.k}")
+        cfg_i = c.config.copy()
+        for d in c.dims:
+            if rng.random() >= keep_prob[c.k]:
+                cfg_i[d] = DEFAULT
+        out.append(cfg_i)
+    return render_batch(np.stack(out), space.size)
+
+
+def noref_pr(space: Space, outputs: np.ndarray) -> np.ndarray:
+    """The chapter's PR: `evaluators.pr_noref_scores` with the judge's entity-coherence check, referenced to its
+    median on held-out oracle renders (``space.extra["coherence_ref"]``)."""
+    return ev.pr_noref_scores(outputs, space.calibration, ev.judge_coherence(space.classifier, outputs),
+                              space.extra["coherence_ref"])
 
 
 def score_creation(space: Space, outputs: np.ndarray) -> pd.DataFrame:
-    """Per-case creation scores: CC, PF, PR (+ parts), IAA, IQA, IS and the per-concept verdicts."""
+    """Per-case creation scores: CC, PF, PR (no-reference, `evaluators.pr_noref_scores`; the earlier
+    full-reference PR and its parts are kept as diagnostics), IAA, IQA, IS and the per-concept verdicts."""
     outputs = ev.check_images(outputs, space.size, "outputs")
     pred = ev.predict(space.classifier, outputs)
     parts = ev.pr_parts(outputs, space.create_gt, space.calibration)
+    pr_noref = noref_pr(space, outputs)
     answers = ev.concept_answers(pred, space.create)
     return pd.DataFrame({
         "case": np.arange(len(space.create)),
@@ -109,7 +185,8 @@ def score_creation(space: Space, outputs: np.ndarray) -> pd.DataFrame:
         "subclass": [str(c.values) for c in space.create],
         "CC": [ev.cc_official(a) for a in answers],
         "PF": ev.pf_scores(pred, space.create),
-        "PR": 10.0 * np.cbrt(parts["artefact"] * parts["ghosting"] * parts["manifold"]),
+        "PR": pr_noref,
+        "PR_fullref": 10.0 * np.cbrt(parts["artefact"] * parts["ghosting"] * parts["manifold"]),
         "PR_artefact": parts["artefact"], "PR_ghosting": parts["ghosting"], "PR_manifold": parts["manifold"],
         "IAA": ev.aesthetics_scores(outputs, space.calibration),
         "IQA": ev.quality_scores(outputs, space.calibration),
@@ -134,7 +211,7 @@ def score_editing(space: Space, outputs: np.ndarray) -> pd.DataFrame:
         "k": [c.k for c in space.edit],
         "CC": ev.cc_scores(pred, space.edit),
         "IF": ev.if_scores(pred, space.edit),
-        "PR": ev.pr_scores(outputs, space.edit_gt, space.calibration),
+        "PR": noref_pr(space, outputs),
         "NERC": nerc,
         "IAA": ev.aesthetics_scores(outputs, space.calibration),
         "IQA": ev.quality_scores(outputs, space.calibration),
