@@ -4,8 +4,9 @@ Run: ``pytest benchmarks/bench_infer.py`` (``make bench``). Kernels, at the book
 (``bench_receivers`` receivers x 14 rays x ``n_samples`` samples x 129 bins, one torch thread):
 
 * **render kernel** -- :func:`icml26.infer.render_fields` (real arithmetic, exact exponential of the
-  exclusive cumulative sum) against :func:`icml26.infer.render_reference`, the formulation of the vendored
-  INFER renderer (complex slab factors, ``torch.cumprod`` with the +1e-10 guard), on the same fields;
+  exclusive cumulative sum) against :func:`icml26.infer.render_reference`, a transcription of the vendored
+  INFER renderer's structure (``AVRRenderFD_FreqDep_PhaseCorrection_new``: a real ``torch.cumprod`` of
+  1 - alpha + 1e-10, a real ``torch.cumsum`` of beta du, one complex exponential), on the same fields;
   forward only (a query) and forward + backward (a training step's rendering). No PyPI package
   implements INFER or AVR; the vendored formulation is the peer of the same algorithm.
 * **surrogate query vs simulator** -- an INFER-lite query (network + renderer + mask; the cost does not
@@ -98,13 +99,13 @@ def test_ratio_render_kernel(fields):
     print(f"\nrender forward ({sizes}): ours {best['ours'] * 1e3:.2f} ms, vendored {best['peer'] * 1e3:.2f} ms, "
           f"ratio {best['ours'] / best['peer']:.2f}")
     record_bench("infer", "INFER render kernel, forward", "render_fields (real arithmetic)", best["ours"],
-                 "vendored formulation (complex cumprod)", best["peer"], rounds=ROUNDS, note=sizes)
+                 "vendored formulation (real cumprod, phase cumsum)", best["peer"], rounds=ROUNDS, note=sizes)
     best = interleaved_best({"ours": lambda: _backward(_ours, fields), "peer": lambda: _backward(_peer, fields)},
                             rounds=ROUNDS)
     print(f"render forward + backward: ours {best['ours'] * 1e3:.2f} ms, vendored {best['peer'] * 1e3:.2f} ms, "
           f"ratio {best['ours'] / best['peer']:.2f}")
     record_bench("infer", "INFER render kernel, forward + backward", "render_fields (real arithmetic)", best["ours"],
-                 "vendored formulation (complex cumprod)", best["peer"], rounds=ROUNDS, note=sizes)
+                 "vendored formulation (real cumprod, phase cumsum)", best["peer"], rounds=ROUNDS, note=sizes)
 
 
 def _query(model, receivers):

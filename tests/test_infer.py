@@ -378,3 +378,57 @@ def test_time_and_avr_losses():
 def test_position_blind_reference(tiny):
     P = I.position_blind(tiny, tiny.train, 5)
     assert P.shape == (5, tiny.n_freq) and np.all(P.imag == 0) and np.all(P.real > 0)
+
+
+# ------------------------------------------------------------------- revision 2: tuning, controls ---
+
+def test_validation_split_is_inside_training_and_disjoint(tiny):
+    fit, val = I.validation_split(tiny, frac=0.25)
+    assert len(val) >= 1 and len(fit) + len(val) == len(tiny.train)
+    assert set(fit) | set(val) == set(tiny.train) and not set(fit) & set(val)
+    assert not (set(val) & set(tiny.test))
+    with pytest.raises(ValueError, match="frac"):
+        I.validation_split(tiny, frac=1.0)
+
+
+def test_training_recipe_families_weights_and_lr(tiny):
+    cfg = dict(I.PRESETS["smoke"], lr_by_family={"time": 1e-3, "INFER": 4e-3})
+    f, fc = tiny.freqs, tiny.cfg.crossover_hz
+    r = I.training_recipe("TD-MLP", tiny, cfg)
+    assert r["lr"] == 1e-3 and r["lr_final"] == pytest.approx(1e-4)
+    assert I.training_recipe("FD-MLP", tiny, cfg)["lr"] == cfg["lr"]          # untuned family: the preset's
+    assert I.training_recipe("FD-MLP w/o weighting", tiny, cfg)["weights"] is None
+    assert I.training_recipe("FD-MLP", tiny, cfg)["weights"] is not None
+    np.testing.assert_allclose(I.training_recipe("INFER perceptual-only", tiny, cfg)["weights"],
+                               I.spectral_weights(f, fc, hardware=False))
+    np.testing.assert_allclose(I.training_recipe("INFER hardware-only", tiny, cfg)["weights"],
+                               I.spectral_weights(f, fc, perceptual=False))
+    assert I.training_recipe("INFER scalar-sigma", tiny, cfg)["lr"] == 4e-3
+    assert [I.family(n) for n in ("TD-MLP", "AVR-lite", "FD-MLP + ToF mask", "INFER w/o KK")] == \
+        ["time", "hybrid", "frequency MLP", "INFER"]
+
+
+def test_tune_picks_from_the_grids_and_never_lambda_zero(tiny):
+    cfg = dict(I.PRESETS["smoke"], field_iters=2, mlp_iters=2, n_samples=3, lr_grid=(1e-3, 5e-3), lam_grid=(0.1, 1.0))
+    chosen, table = I.tune(cfg, tiny, ("TD-MLP", "INFER-lite"))
+    assert set(chosen["lr_by_family"]) == {"time", "INFER"}
+    assert all(v in (1e-3, 5e-3) for v in chosen["lr_by_family"].values())
+    assert chosen["lam_kk"] in (0.1, 1.0)
+    lam_rows = table.xs("lambda_KK", level="knob")
+    assert len(lam_rows) == 3 and np.isnan(float(lam_rows.xs(0.0, level="value")["score"].iloc[0]))
+    with pytest.raises(ValueError, match="lam_grid"):
+        I.tune(dict(cfg, lam_grid=(0.0, 1.0)), tiny, ("INFER-lite",))
+
+
+def test_control_ratios_and_render_sampling(tiny):
+    cfg = dict(I.PRESETS["smoke"], seeds=(0, 1), field_iters=2, mlp_iters=2, n_samples=3, lr_grid=(),
+               models=("TD-MLP", "INFER-lite"))
+    res = I.run_all(cfg, data=tiny)
+    assert not res.chosen and res.tuning is None                       # no grid: nothing tuned
+    v = res.per_seed("magnitude error (dB)")
+    r = res.control_ratios("blind", "TD-MLP", "magnitude error (dB)")
+    assert r == pytest.approx([res.blind["magnitude error (dB)"] / v.loc["TD-MLP", s] for s in (0, 1)])
+    assert len(res.control_ratios("nearest", "TD-MLP", "Angle error")) == 2
+    m = I.make_model("INFER-lite", tiny, dict(I.PRESETS["smoke"], n_samples=8))
+    assert I.render_sampling_ratio(m, 900.0) == pytest.approx((2.5 - 0.05) / 7 / (I.SPEED_OF_SOUND / 1800))
+    assert I.render_sampling_ratio(I.make_model("INFER-lite", tiny, dict(I.PRESETS["smoke"], n_samples=24)), 900.0) < 1

@@ -12,7 +12,7 @@ to the research brief ``papers/infer.md`` (§2.1 renderer, §2.2 losses, §3 the
   :func:`perceptual_weight`, :func:`hardware_weight`, :func:`spectral_weights`
 * models: :class:`InferField` (INFER-lite; ``variant="scalar"`` the scalar-sigma ablation), :class:`AVRField`
   (hybrid AVR-lite), :class:`FreqMLP` (FD-MLP, optionally with the ToF mask), :class:`TimeMLP`,
-  :func:`sphere_directions`, :func:`render_reference` (the vendored complex-cumprod renderer), :func:`finest_period`
+  :func:`sphere_directions`, :func:`render_reference` (the vendored renderer's structure: real cumprod, phase cumsum), :func:`finest_period`
 * training: :func:`frequency_loss`, :func:`kk_loss`, :func:`time_loss`, :func:`avr_loss`, :func:`train_model`, :func:`predict`,
   :func:`field_sigma_beta`
 * metrics: :func:`magnitude_error_db`, :func:`angle_error`, :func:`wrapped_phase_error`, :func:`pre_arrival_energy`,
@@ -28,7 +28,8 @@ from .data import (SPEED_OF_SOUND, CabinConfig, CabinData, arrival_samples, cabi
                    global_delay, ground_truth_at, linkwitz_riley, receiver_grid, room_modes, simulate_cabin, simulate_rirs)
 from .experiments import (BASELINES, LAMBDA_SWEEP, MODELS, PAPER_BASELINES, Results, anechoic_control, cabin_config,
                           evaluate, field_diagnostics, ground_truth_checks, make_model, min_phase_error, n_parameters, nearest_receiver,
-                          position_blind,
+                          position_blind, render_sampling_ratio, tune, validation_split, family,
+                          FAMILIES, FAMILY_PROBES, TUNE_SEED,
                           nuisance_study, ray_causality, run_all, slab_kk_error, training_recipe)
 from .kk import (MAX_SLOPE, NUISANCES, a_weighting_db, even_extension, hardware_weight, hilbert_circular, hilbert_matrix,
                  hilbert_onesided, kk_relative_residual, kk_residual, minimum_phase_phase, negative_time_energy,
@@ -54,4 +55,5 @@ __all__ = [
     "reim_kk_residual", "render_fields", "render_reference", "room_modes", "run_all", "simulate_cabin", "simulate_rirs",
     "slab_factor", "slab_kk_error", "spectral_weights", "sphere_directions", "time_battery", "time_loss",
     "train_model", "training_recipe", "transmittance_terms", "wrapped_phase_error",
+    "render_sampling_ratio", "tune", "validation_split", "family", "FAMILIES", "FAMILY_PROBES", "TUNE_SEED",
 ]

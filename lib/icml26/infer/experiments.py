@@ -15,7 +15,7 @@ from . import metrics as M
 from .data import CabinConfig, CabinData, arrival_samples, global_delay, simulate_cabin, simulate_rirs
 from .kk import (kk_relative_residual, minimum_phase_phase, negative_time_energy, one_pole_slab, perceptual_weight,
                  reim_kk_residual, spectral_weights)
-from .model import AVRField, FreqMLP, InferField, TimeMLP
+from .model import SPEED_OF_SOUND, AVRField, FreqMLP, InferField, TimeMLP
 from .train import TrainResult, field_sigma_beta, predict, train_model
 
 #: model name -> description of every model the chapter can train
@@ -27,16 +27,31 @@ MODELS: dict[str, str] = {
     "INFER-lite": "frequency-dependent sigma + j beta renderer, ToF mask, KK loss (free delay), spectral weighting",
     "INFER w/o KK": "INFER-lite, lambda_KK = 0",
     "INFER w/o weighting": "INFER-lite with uniform spectral weights",
+    "INFER perceptual-only": "INFER-lite weighted by the floored A-weighting alone (no crossover dip)",
+    "INFER hardware-only": "INFER-lite weighted by the crossover dip alone (no A-weighting)",
+    "FD-MLP w/o weighting": "FD-MLP with uniform spectral weights (the unweighted INFER's frequency-field peer)",
     "INFER scalar-sigma": "INFER-lite with one frequency-independent sigma per point and beta = 0 (AVR-like medium)",
     "INFER KK-const": "INFER-lite whose KK loss frees a per-point constant phase (previous revision) instead of a delay",
     "INFER lam=0.1": "INFER-lite, lambda_KK = 0.1",
     "INFER lam=0.01": "INFER-lite, lambda_KK = 0.01",
+    "INFER lam=1": "INFER-lite, lambda_KK = 1 fixed (the previous revision's INFER-lite; the KK mechanism check K3-residual)",
 }
 BASELINES = ("TD-MLP", "AVR-lite", "FD-MLP", "FD-MLP + ToF mask")
 """Every baseline the chapter trains."""
 PAPER_BASELINES = ("TD-MLP", "AVR-lite")
 """The families the abstract compares with: time-domain (NAF/INRAS-like) and hybrid (AVR)."""
-LAMBDA_SWEEP = {"INFER lam=0.01": 0.01, "INFER lam=0.1": 0.1}
+LAMBDA_SWEEP = {"INFER lam=0.01": 0.01, "INFER lam=0.1": 0.1, "INFER lam=1": 1.0}
+FAMILIES = {"TD-MLP": "time", "AVR-lite": "hybrid", "FD-MLP": "frequency MLP", "FD-MLP + ToF mask": "frequency MLP",
+            "FD-MLP w/o weighting": "frequency MLP"}
+"""Learning-rate family of each model (every INFER variant belongs to the family ``"INFER"``)."""
+FAMILY_PROBES = {"time": "TD-MLP", "hybrid": "AVR-lite", "frequency MLP": "FD-MLP", "INFER": "INFER w/o KK"}
+"""The model whose validation error picks each family's learning rate (INFER's without L_KK, so that the
+learning rate and lambda_KK are chosen one after the other, not jointly)."""
+
+
+def family(name: str) -> str:
+    """The learning-rate family of a model (`FAMILIES`; INFER variants: ``"INFER"``)."""
+    return FAMILIES.get(name, "INFER")
 
 
 def cabin_config(cfg: dict[str, Any]) -> CabinConfig:
@@ -53,7 +68,7 @@ def make_model(name: str, data: CabinData, cfg: dict[str, Any]) -> torch.nn.Modu
     octaves = cfg.get("n_octaves", 6)
     if name == "TD-MLP":
         return TimeMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves)
-    if name in ("FD-MLP", "FD-MLP + ToF mask"):
+    if name in ("FD-MLP", "FD-MLP + ToF mask", "FD-MLP w/o weighting"):
         return FreqMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves,
                        causal=name.endswith("mask"), fs=c.fs, speaker=c.drivers(), arrival_offset=global_delay(),
                        mask_margin=cfg["mask_margin"])
@@ -67,19 +82,36 @@ def make_model(name: str, data: CabinData, cfg: dict[str, Any]) -> torch.nn.Modu
 
 
 def training_recipe(name: str, data: CabinData, cfg: dict[str, Any]) -> dict[str, Any]:
-    """Iterations, batch, weights, lambda_KK and KK nuisance of each model (one recipe per family, no
-    per-model tuning): the MLPs get ``mlp_iters`` x ``mlp_batch``, the ray models ``field_iters`` x
-    ``field_batch``."""
-    w = spectral_weights(data.freqs, data.cfg.crossover_hz)
-    if name in ("TD-MLP", "FD-MLP", "FD-MLP + ToF mask"):
-        return dict(iters=cfg["mlp_iters"], batch=cfg["mlp_batch"], weights=None if name == "TD-MLP" else w,
-                    lr=cfg["lr"])
+    """Iterations, batch, learning rate, weights, lambda_KK and KK nuisance of each model: the MLPs get
+    ``mlp_iters`` x ``mlp_batch``, the ray models ``field_iters`` x ``field_batch``. The learning rate is
+    the family's (``cfg["lr_by_family"]``, chosen by :func:`tune` on a validation split of the training
+    receivers; ``cfg["lr"]`` where a family was not tuned), decayed by cosine to a tenth of itself;
+    INFER-lite's lambda_KK is ``cfg["lam_kk"]`` (the tuned value when :func:`run_all` tuned it)."""
+    lr = float(cfg.get("lr_by_family", {}).get(family(name), cfg["lr"]))
+    sched = dict(lr=lr, lr_final=lr / 10)
+    f, fc = data.freqs, data.cfg.crossover_hz
+    w = spectral_weights(f, fc)
+    if name in ("TD-MLP", "FD-MLP", "FD-MLP + ToF mask", "FD-MLP w/o weighting"):
+        return dict(iters=cfg["mlp_iters"], batch=cfg["mlp_batch"],
+                    weights=None if name in ("TD-MLP", "FD-MLP w/o weighting") else w, **sched)
     if name == "AVR-lite":
-        return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], lr=cfg["lr"])
+        return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], **sched)
     lam = {"INFER w/o KK": 0.0, "INFER scalar-sigma": 0.0, **LAMBDA_SWEEP}.get(name, cfg["lam_kk"])
-    return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], lr=cfg["lr"],
-                weights=None if name == "INFER w/o weighting" else w, lam_kk=lam,
-                nuisance="constant" if name == "INFER KK-const" else "linear")
+    weights = {"INFER w/o weighting": None, "INFER perceptual-only": spectral_weights(f, fc, hardware=False),
+               "INFER hardware-only": spectral_weights(f, fc, perceptual=False)}.get(name, w)
+    return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], weights=weights, lam_kk=lam,
+                nuisance="constant" if name == "INFER KK-const" else "linear", **sched)
+
+
+def render_sampling_ratio(model: torch.nn.Module, f_top: float) -> float:
+    """Ray-sample spacing of a ray model / half the shortest wavelength of the band, lambda_min / 2 =
+    c / (2 f_top): the renderer's quadrature of sum_i S_i e^{-j 2 pi f d_i / c} alpha_i T_i (brief §2.1)
+    samples the geometric phase along a ray without aliasing only when this is <= 1 (the renderer's
+    analogue of the receiver-grid check K0j)."""
+    if f_top <= 0:
+        raise ValueError(f"f_top must be positive, got {f_top}")
+    spacing = (model.far - model.near) / (model.n_samples - 1)
+    return float(spacing / (SPEED_OF_SOUND / f_top / 2))
 
 
 def n_parameters(model: torch.nn.Module) -> int:
@@ -105,6 +137,10 @@ class Results:
     pred: dict[str, np.ndarray] = field(default_factory=dict)
     budget: pd.DataFrame | None = None
     reference: pd.Series | None = None
+    blind: pd.Series | None = None
+    tuning: pd.DataFrame | None = None
+    chosen: dict[str, Any] = field(default_factory=dict)
+    cfg: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def per_seed(self, metric: str, source: str = "tables") -> pd.DataFrame:
@@ -136,6 +172,14 @@ class Results:
         v = self.per_seed(metric, source)
         return [float(v.loc[model, s] / v.loc[reference, s]) for s in v.columns]
 
+    def control_ratios(self, control: str, reference: str, metric: str) -> list[float]:
+        """Per-seed ``metric(control) / metric(reference)``, where ``control`` is a predictor without
+        training (``"nearest"``: `nearest_receiver`; ``"blind"``: `position_blind`; one value, so the spread
+        comes from the reference model's seeds): the K1 tests run on these as negative controls."""
+        row = {"nearest": self.reference, "blind": self.blind}[control]
+        v = self.per_seed(metric)
+        return [float(row[metric] / v.loc[reference, s]) for s in v.columns]
+
     def differences(self, model: str, reference: str, metric: str, source: str = "tables") -> list[float]:
         v = self.per_seed(metric, source)
         return [float(v.loc[model, s] - v.loc[reference, s]) for s in v.columns]
@@ -161,6 +205,7 @@ def evaluate(pred: np.ndarray, data: CabinData, idx: np.ndarray, raw: np.ndarray
         "magnitude error (dB)": M.magnitude_error_db(pred, true, band, ref_rms=1.0),
         "A-weighted magnitude error (dB)": M.magnitude_error_db(pred, true, band, perceptual_weight(f), ref_rms=1.0),
         "crossover-band magnitude error (dB)": M.magnitude_error_db(pred, true, cross, ref_rms=1.0),
+        "out-of-crossover magnitude error (dB)": M.magnitude_error_db(pred, true, band & ~cross, ref_rms=1.0),
         "Angle error": M.angle_error(pred, true, band),
         "wrapped phase error (rad)": M.wrapped_phase_error(pred, true, band),
         "|H|-weighted phase error (rad)": M.wrapped_phase_error(pred, true, band, mag_w),
@@ -184,7 +229,8 @@ def field_diagnostics(model: InferField, data: CabinData, idx: np.ndarray) -> di
             "KK residual (constant nuisance)": kk_relative_residual(sigma, beta, f, "constant", pw)}
 
 
-def _train_eval(name: str, data: CabinData, cfg: dict[str, Any], train_idx, test_idx, seed: int, device=None):
+def _train_eval(name: str, data: CabinData, cfg: dict[str, Any], train_idx, test_idx, seed: int, device=None,
+                diagnostics: bool = True):
     torch.manual_seed(seed)
     model = make_model(name, data, cfg)
     run = train_model(model, data, train_idx, seed=seed, name=name, device=device, show_progress=False,
@@ -192,7 +238,8 @@ def _train_eval(name: str, data: CabinData, cfg: dict[str, Any], train_idx, test
     pred = predict(model, data.receivers[test_idx])
     raw = predict(model, data.receivers[test_idx], causal=False) if getattr(model, "causal", False) else None
     row = evaluate(pred, data, test_idx, raw, margin=cfg["mask_margin"])
-    diag = field_diagnostics(model, data, test_idx) if isinstance(model, InferField) and model.variant == "infer" else None
+    diag = (field_diagnostics(model, data, test_idx)
+            if diagnostics and isinstance(model, InferField) and model.variant == "infer" else None)
     return model, run, pred, row, diag
 
 
@@ -210,14 +257,88 @@ def nearest_receiver(data: CabinData, train_idx, test_idx) -> np.ndarray:
     return data.H[tr[dist.argmin(1)]]
 
 
+TUNE_SEED = 1000
+"""Torch / batch seed of the tuning runs: none of the evaluation seeds."""
+
+
+def validation_split(data: CabinData, frac: float = 0.2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(fit, validation) indices: a random ``frac`` of the *training* receivers held out for tuning (the
+    test receivers are never seen while choosing a learning rate or lambda_KK)."""
+    if not 0 < frac < 1:
+        raise ValueError(f"frac must be in (0, 1), got {frac}")
+    tr = np.asarray(data.train)
+    perm = np.random.default_rng(seed).permutation(len(tr))
+    n_val = max(1, int(round(frac * len(tr))))
+    return np.sort(tr[perm[n_val:]]), np.sort(tr[perm[:n_val]])
+
+
+def _selection_score(table: pd.DataFrame) -> pd.Series:
+    """The tuning criterion, fixed before any tuning run: the mean over magnitude (dB) and Angle error of
+    each candidate's error divided by the grid's smallest (scale-free, lower is better)."""
+    return ((table["magnitude error (dB)"] / table["magnitude error (dB)"].min())
+            + (table["Angle error"] / table["Angle error"].min())) / 2
+
+
+def tune(cfg: dict[str, Any], data: CabinData, models, device=None) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Choose, on a validation split of the training receivers (:func:`validation_split`, seed
+    ``TUNE_SEED``), (i) one learning rate per family of the models in ``models`` from ``cfg["lr_grid"]``
+    (trained on the family's probe model, `FAMILY_PROBES`), then (ii) INFER-lite's lambda_KK from
+    ``cfg["lam_grid"]`` (all > 0) at INFER's chosen learning rate. lambda_KK = 0 is trained beside it for
+    the table (it is the w/o-KK arm of the K3 test) but cannot be chosen. The criterion is
+    :func:`_selection_score`. Returns ({"lr_by_family": {...}, "lam_kk": float}, table of validation errors).
+    """
+    fit, val = validation_split(data)
+    fams = sorted({family(n) for n in models}, key=list(FAMILY_PROBES).index)
+    rows, chosen = {}, {"lr_by_family": {}}
+    for fam in fams:
+        probe = FAMILY_PROBES[fam]
+        cand = {}
+        for lr in cfg["lr_grid"]:
+            c = dict(cfg, lr_by_family={fam: lr})
+            _, _, _, row, _ = _train_eval(probe, data, c, fit, val, TUNE_SEED, device, diagnostics=False)
+            cand[(fam, probe, "lr", float(lr))] = row
+        t = pd.DataFrame(cand).T
+        t["score"] = _selection_score(t)
+        chosen["lr_by_family"][fam] = float(t["score"].idxmin()[3])
+        rows.update(t.to_dict("index"))
+    lams = tuple(float(x) for x in cfg.get("lam_grid", ()))
+    if lams and "INFER" in fams:
+        if min(lams) <= 0:
+            raise ValueError("lam_grid holds the candidates for lambda_KK > 0 only")
+        c = dict(cfg, lr_by_family=chosen["lr_by_family"])
+        cand = {}
+        for lam in (0.0,) + lams:
+            _, _, _, row, _ = _train_eval("INFER-lite", data, dict(c, lam_kk=lam), fit, val, TUNE_SEED, device,
+                                          diagnostics=False)
+            cand[("INFER", "INFER-lite", "lambda_KK", lam)] = row
+        t = pd.DataFrame(cand).T
+        t["score"] = np.nan
+        positive = t.index[1:]
+        t.loc[positive, "score"] = _selection_score(t.loc[positive])
+        chosen["lam_kk"] = float(t.loc[positive, "score"].astype(float).idxmin()[3])
+        rows.update(t.to_dict("index"))
+    table = pd.DataFrame(rows).T
+    table.index = table.index.set_names(["family", "model", "knob", "value"])
+    return chosen, table
+
+
 def run_all(cfg: dict[str, Any], data: CabinData | None = None, seeds=None, device=None) -> Results:
     """Simulate (unless given) and train, on the interpolation split, every model of ``cfg['models']``
     for every seed of ``seeds`` (default ``cfg['seeds']``), the design-study models of
     ``cfg['design_models']`` for the seeds ``cfg['design_seeds']``, and, on the extrapolation split
     (rear slab held out), the models of ``cfg['extrapolation_models']`` for every seed. Every model of
-    a seed sees the same split, the same initial torch seed and the same training budget."""
+    a seed sees the same split, the same initial torch seed and the same training budget.
+
+    With ``cfg["lr_grid"]`` set, each family's learning rate and INFER-lite's lambda_KK are first chosen
+    by :func:`tune` on a validation split of the training receivers (``Results.tuning``, ``.chosen``).
+    """
     t0 = time.perf_counter()
     data = data or simulate_cabin(cabin_config(cfg))
+    tuning, chosen = None, {}
+    if cfg.get("lr_grid"):
+        names = list(cfg["models"]) + list(cfg.get("design_models", ())) + list(cfg.get("extrapolation_models", ()))
+        chosen, tuning = tune(cfg, data, names, device)
+        cfg = dict(cfg, **chosen)
     seeds = tuple(int(s) for s in (cfg["seeds"] if seeds is None else seeds))
     if not seeds:
         raise ValueError("need at least one seed")
@@ -227,7 +348,7 @@ def run_all(cfg: dict[str, Any], data: CabinData | None = None, seeds=None, devi
     unknown = [n for n in list(cfg["models"]) + list(design) + list(extra) if n not in MODELS]
     if unknown:
         raise KeyError(f"unknown model(s) {unknown}; known: {', '.join(MODELS)}")
-    res = Results(data=data, seeds=seeds)
+    res = Results(data=data, seeds=seeds, tuning=tuning, chosen=chosen, cfg=dict(cfg))
     jobs = [(s, n, "interp") for s in seeds for n in cfg["models"]]
     jobs += [(s, n, "interp") for s in design_seeds for n in design if n not in cfg["models"]]
     jobs += [(s, n, "extra") for s in seeds for n in extra]
@@ -249,6 +370,8 @@ def run_all(cfg: dict[str, Any], data: CabinData | None = None, seeds=None, devi
     res.diagnostics = {s: pd.DataFrame(d).T for s, d in diags.items()}
     nn_row = evaluate(nearest_receiver(data, data.train, data.test), data, data.test, margin=cfg["mask_margin"])
     res.reference = pd.Series(nn_row, name="nearest training receiver")
+    blind_row = evaluate(position_blind(data, data.train, len(data.test)), data, data.test, margin=cfg["mask_margin"])
+    res.blind = pd.Series(blind_row, name="position-blind magnitude")
     first = seeds[0]
     res.budget = pd.DataFrame({
         "parameters": {n: n_parameters(m) for n, m in res.models.items()},

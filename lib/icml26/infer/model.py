@@ -379,15 +379,22 @@ class AVRField(_RayModel):
 
 def render_reference(sigma: torch.Tensor, beta: torch.Tensor, S: torch.Tensor, d: torch.Tensor,
                      freqs: torch.Tensor) -> torch.Tensor:
-    """The INFER renderer in the vendored formulation (complex tensors, ``torch.cumprod`` of the complex
-    slab factors with the +1e-10 guard): H [B, F] from fields [B, R, S, F] and distances d [S].
+    """The INFER renderer as the vendored ``AVRRenderFD_FreqDep_PhaseCorrection_new.acoustic_render_fd``
+    structures it (transcribed, not copied): a **real** ``torch.cumprod`` of the shifted factors
+    ``1 - alpha + 1e-10`` for |T|, a **real** ``torch.cumsum`` of the shifted increments ``beta du`` for
+    arg T, one complex exponential, the geometric phase ``exp(-j 2 pi f d / c)`` and the sum over
+    samples and rays (paper: H = sum_rays sum_i S_i e^{-j2pi f d_i/c} alpha_i T_i, brief §2.1).
+    H [B, F] from fields [B, R, S, F] and distances d [S].
 
     The peer of :meth:`InferField.render` (which works in real arithmetic with an exact exponential of
-    the exclusive cumulative sum): the unit test checks they agree, the benchmark times both.
+    the exclusive cumulative sum of sigma du): the unit test checks they agree, the benchmark times both.
     """
-    du = torch.cat([d[1:] - d[:-1], torch.full((1,), 1e10, dtype=d.dtype, device=d.device)])[:, None]
+    du = torch.cat([d[1:] - d[:-1], torch.full((1,), 1e10, dtype=d.dtype, device=d.device)])[:, None]   # [S, 1]
     alpha = 1 - torch.exp(-sigma * du)
-    slab = (1 - alpha + 1e-10) * torch.exp(1j * beta * du)
-    T = torch.cumprod(torch.cat([torch.ones_like(slab[..., :1, :]), slab[..., :-1, :]], dim=-2), dim=-2)
+    keep = torch.cat([torch.ones_like(alpha[..., :1, :]), 1 - alpha[..., :-1, :] + 1e-10], dim=-2)
+    t_amp = torch.cumprod(keep, dim=-2)                                                # prod_{j<i} (1 - alpha_j)
+    steps = beta[..., :-1, :] * du[:-1]
+    t_phase = torch.cumsum(torch.cat([torch.zeros_like(steps[..., :1, :]), steps], dim=-2), dim=-2)
+    T = t_amp * torch.exp(1j * t_phase)
     geo = torch.exp(-2j * math.pi / SPEED_OF_SOUND * d[:, None] * freqs)
     return (S * geo * alpha * T).sum((-2, -3))
