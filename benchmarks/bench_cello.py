@@ -2,8 +2,10 @@
 
 1. fwd+bwd of the gated attention aggregation over 16 masked bags x 10,000 cells x d = 32:
    ``icml26.cello.GatedAttentionPool`` vs torchmil 1.0.2's ``AttentionPool(gated=True)`` (same formula).
-2. crop extraction around 2,000 nuclei: one batched gather (``extract_crops``) vs a per-nucleus
-   ``skimage.measure.regionprops`` loop (bounding-box crops), the usual peer.
+2. crop extraction around 2,000 nuclei: one strided-window gather (``extract_crops``) vs the like-for-like
+   per-nucleus loop, numpy slicing of the same padded canvas (identical outputs, asserted). The first
+   version's peer, a ``skimage.measure.regionprops`` loop, spent its time computing region properties and
+   cropped differently at the border (review 2): a straw man, dropped.
 Run: ``pytest benchmarks/bench_cello.py`` (``make bench``).
 """
 from __future__ import annotations
@@ -16,7 +18,6 @@ from icml26.cello import GatedAttentionPool, extract_crops
 from icml26.timing import interleaved_best, record_bench
 
 torchmil_nn = pytest.importorskip("torchmil.nn")
-skimage_measure = pytest.importorskip("skimage.measure")
 
 
 def _bags():
@@ -48,23 +49,19 @@ def test_ratio_gated_pool_vs_torchmil():
     assert ratio <= 1.0 * 1.15  # target <= 1.0x; 15 % slack for timer noise on a shared machine
 
 
-def test_ratio_batched_crops_vs_regionprops_loop():
+def test_ratio_batched_crops_vs_slicing_loop():
     rng = np.random.default_rng(0)
     image = rng.integers(0, 255, (1024, 1024, 3), dtype=np.uint8)
-    cent = rng.integers(8, 1016, (2000, 2))
-    labels = np.zeros((1024, 1024), dtype=np.int32)
-    for i, (r, c) in enumerate(cent):   # one small nucleus per centroid
-        labels[r - 2:r + 3, c - 2:c + 3] = i + 1
+    cent = rng.integers(0, 1024, (2000, 2))   # border nuclei included: both pad the same way
+    size, lo = 12, 6
 
     def loop():
-        out = []
-        for p in skimage_measure.regionprops(labels):
-            r, c = (int(round(v)) for v in p.centroid)
-            out.append(image[max(r - 6, 0):r + 6, max(c - 6, 0):c + 6])
-        return out
-    best = interleaved_best({"ours": lambda: extract_crops(image, cent, 12), "regionprops": loop}, rounds=5)
-    speedup = best["regionprops"] / best["ours"]
-    print(f"\ncrops of 2000 nuclei: batched {best['ours'] * 1e3:.2f} ms, regionprops loop {best['regionprops'] * 1e3:.1f} ms, speed-up {speedup:.1f}x")
-    record_bench("cello", "crop extraction, 2000 nuclei, 12x12", "icml26.cello.extract_crops (batched gather)", best["ours"],
-                 "skimage.measure.regionprops loop", best["regionprops"], rounds=5)
-    assert speedup >= 10
+        pad = np.pad(image, ((lo, size), (lo, size), (0, 0)), constant_values=255)
+        return np.stack([pad[r:r + size, c:c + size] for r, c in cent])
+    assert np.array_equal(loop(), extract_crops(image, cent, size))
+    best = interleaved_best({"ours": lambda: extract_crops(image, cent, size), "loop": loop}, rounds=5)
+    speedup = best["loop"] / best["ours"]
+    print(f"\ncrops of 2000 nuclei: batched {best['ours'] * 1e3:.2f} ms, slicing loop {best['loop'] * 1e3:.2f} ms, speed-up {speedup:.1f}x")
+    record_bench("cello", "crop extraction, 2000 nuclei, 12x12, padded", "icml26.cello.extract_crops (strided-window gather)",
+                 best["ours"], "numpy slicing loop on the same padded canvas", best["loop"], rounds=5)
+    assert speedup >= 2   # target set before the first like-for-like measurement (review 2 expected 3-5x)

@@ -266,3 +266,72 @@ def test_nt_xent_equals_pytorch_metric_learning():
     z = torch.randn(32, 8, generator=torch.Generator().manual_seed(0))
     ref = pml.NTXentLoss(temperature=0.1)(z, torch.arange(16).repeat(2))
     assert float(nt_xent(z, 0.1)) == pytest.approx(float(ref), abs=1e-5)
+
+
+# ----------------------------------------------------------------------------- revision of issue 51
+
+def test_split_slides_is_disjoint_and_the_validation_set_is_label_balanced():
+    from icml26.cello.experiments import split_slides
+    slides = make_cohort(3, 20, size=128, m=6)
+    tr, va, te = split_slides(slides, 8, 6)
+    ids = [id(s) for s in tr + va + te]
+    assert len(ids) == len(set(ids)) == 20 and tr == slides[:8]
+    assert sorted(s.label for s in va) == [0, 0, 0, 1, 1, 1]
+
+
+def test_tile_mean_bags_average_the_cells_of_each_tile():
+    from icml26.cello.experiments import Encoded, tile_mean_bags
+    cfg = dict(size=128, tile=64)
+    s = make_slide(np.random.default_rng(0), 1, size=128, m=6)
+    h = torch.randn(s.n_cells, 5)
+    b = tile_mean_bags(Encoded([s], [h], [], [], [], []), cfg)
+    occupied = np.unique(s.region)
+    assert int(b.mask[0].sum()) == len(occupied)
+    for j, r in enumerate(occupied):
+        assert torch.allclose(b.X[0, j], h[torch.as_tensor(s.region == r)].mean(0), atol=1e-6)
+        assert bool(b.inst_pos[0, j]) == bool(s.lesion[s.region == r].any())
+
+
+def test_ablations_start_from_the_same_weights():
+    """Two models built by _fit_eval (no training epochs) are identical even when the global RNG moved in
+    between: the initialisation is drawn from the seed (review 2, finding c)."""
+    from icml26.cello.experiments import _fit_eval
+    bags = _toy_bags()
+    cfg = dict(dim=8, size=128, tile=64, epochs=0, lr=1e-3, batch=8)
+    m1 = _fit_eval("gated", bags, bags, cfg, seed=4)[0]
+    torch.randn(1000)
+    m2 = _fit_eval("gated", bags, bags, cfg, seed=4)[0]
+    m3 = _fit_eval("gated", bags, bags, cfg, seed=5)[0]
+    p1, p2, p3 = (torch.cat([p.flatten() for p in m.parameters()]) for m in (m1, m2, m3))
+    assert torch.equal(p1, p2) and not torch.equal(p1, p3)
+
+
+def test_early_stopping_restores_the_weights_of_the_best_validation_epoch():
+    tr, va = _toy_bags(), _toy_bags(seed=1)
+    model = make_model("gated", 8, 1)
+    torch.manual_seed(0)
+    fit_mil(model, tr, epochs=12, lr=3e-3, batch=8, seed=0, val=va)
+    assert 0.2 * 12 <= model.best_epoch < 12
+    assert auc(va.Y.numpy(), predict(model, va)[0]) == pytest.approx(model.val_auc)
+    model2 = make_model("gated", 8, 1)
+    fit_mil(model2, tr, epochs=12, lr=3e-3, batch=8, seed=0)
+    assert np.isnan(model2.val_auc) and model2.best_epoch == 11
+
+
+def test_pooled_baseline_returns_the_validation_auc_on_request():
+    from icml26.cello.train import pooled_baseline
+    tr, va = _toy_bags(), _toy_bags(seed=1)
+    t = pooled_baseline(tr, tr, "mean", 0)
+    t2, v = pooled_baseline(tr, tr, "mean", 0, val=va)
+    assert t == t2 and v == pooled_baseline(tr, va, "mean", 0)
+
+
+def test_oracle_deletion_drops_the_prediction_more_than_random_deletion():
+    """C7p's ranking (the true positive instances first) moves a model that uses them: the control can pass."""
+    from icml26.cello.train import deletion_aopc
+    bags = _toy_bags()
+    model = make_model("cello", 8, 4, dim=8, att_dim=8)
+    fit_mil(model, bags, epochs=25, lr=3e-3, batch=8, seed=0)
+    oracle = deletion_aopc(model, bags, bags.inst_pos.numpy().astype(float), (1, 2, 4))
+    rnd = deletion_aopc(model, bags, np.random.default_rng(0).random(bags.inst_pos.shape), (1, 2, 4))
+    assert oracle > rnd + 0.01   # on a toy where the positive instances carry the label

@@ -8,7 +8,7 @@ runs the real-pixel demo on scikit-image's bundled IHC image, `theory` the numer
 """
 from .encoders import (CellEncoder, PatchEncoder, ProteinHead, crops_to_tensor, embed, protein_loss, rank_normalise,
                        train_protein_encoder, train_simclr)
-from .experiments import CELLO_VARIANTS, PATCH_MODELS, pretrain_fm, run_seed
+from .experiments import CELLO_VARIANTS, PATCH_BASELINES, PATCH_MODELS, pretrain_fm, run_seed
 from .ihc import ihc_demo, segment_nuclei
 from .model import Cello, check_route_matrix, kl
 from .pooling import GatedAttentionPool, masked_softmax, region_softmax

@@ -8,6 +8,7 @@ slides, as a frozen foundation encoder would be, and shared by the seeds.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,7 +20,7 @@ from sklearn.preprocessing import StandardScaler
 
 from . import slides as sl
 from .encoders import CellEncoder, PatchEncoder, crops_to_tensor, embed, train_protein_encoder, train_simclr
-from .train import (auc, colour_histogram_auc, deletion_aopc, fit_mil, localisation_auroc, make_bags, make_model,
+from .train import (Bags, auc, colour_histogram_auc, deletion_aopc, fit_mil, localisation_auroc, make_bags, make_model,
                     pooled_baseline, predict, route_gap)
 
 CELLO_VARIANTS = {  # name -> Cello keyword arguments (ablations, brief 5.3)
@@ -30,6 +31,9 @@ CELLO_VARIANTS = {  # name -> Cello keyword arguments (ablations, brief 5.3)
     "Cello flat": dict(hierarchical=False),
 }
 PATCH_MODELS = {"P-ABMIL": "abmil", "P-Gated": "gated", "P-DSMIL": "dsmil"}
+# the patch and foundation-model baselines among which C4a's best baseline is chosen (on validation slides);
+# C-SSL, C-Gated and PC-Gated are Cello's own ablations, compared separately (derived claims)
+PATCH_BASELINES = ("P-Mean", "P-Max", "P-ABMIL", "P-Gated", "P-DSMIL", "P-FM")
 
 
 @dataclass
@@ -69,6 +73,7 @@ def pretrain_fm(cfg, seed: int = 10_000):
     """P-FM: SimCLR on tiles of ``fm_slides`` unlabelled slides (no IHC), several times the labelled pool."""
     pool = cohort(cfg, seed, cfg["fm_slides"], protein=False)
     tiles = np.concatenate([sl.extract_tiles(s.he, cfg["tile"], cfg["tile"] // 2)[0] for s in pool])
+    torch.manual_seed(seed)   # the encoder's initial weights
     enc, losses = train_simclr(PatchEncoder(cfg["dim"]), torch.from_numpy(tiles), steps=cfg["fm_steps"],
                                batch=cfg["patch_batch"], shift=8, seed=seed)
     return enc, len(tiles), losses
@@ -83,9 +88,11 @@ class Encoders:
         self.cell, self.protein_head, self.protein_losses = train_protein_encoder(
             crops, protein, dim=cfg["dim"], steps=cfg["protein_steps"], batch=cfg["protein_batch"],
             threshold=cfg["protein_threshold"], seed=seed)
+        torch.manual_seed(seed)   # initial weights drawn from the seed, not from the global RNG's history
         self.cell_ssl, _ = train_simclr(CellEncoder(cfg["dim"]), crops, steps=cfg["cssl_steps"], batch=cfg["protein_batch"],
                                         shift=1, seed=seed)
         ssl_tiles = torch.cat(tile_tensors(train_slides, cfg, stride=cfg["tile"]))  # distinct tiles of the labelled slides
+        torch.manual_seed(seed)
         self.patch, _ = train_simclr(PatchEncoder(cfg["dim"]), ssl_tiles, steps=cfg["patch_steps"], batch=cfg["patch_batch"],
                                      shift=8, seed=seed)
         self.n_patch_pool = len(ssl_tiles)
@@ -121,11 +128,39 @@ def bags_of(enc: Encoded, which: str, cfg, region_labels=None):
     return make_bags(getattr(enc, which), y, None, None, enc.tile_pos)
 
 
-def _fit_eval(kind, train, test, cfg, seed, **kw):
+def tile_mean_bags(enc: Encoded, cfg, which: str = "cells") -> "Bags":
+    """PC-Gated's bags: one instance per non-overlapping tile, the mean of its cells' embeddings (the same
+    protein-supervised features as Cello, at patch granularity; empty tiles dropped)."""
+    n_regions = (cfg["size"] // cfg["tile"]) ** 2
+    feats, pos = [], []
+    for s, h in zip(enc.slides, getattr(enc, which)):
+        r = torch.as_tensor(s.region, dtype=torch.long)
+        tot = torch.zeros(n_regions, h.shape[1]).index_add_(0, r, h)
+        cnt = torch.bincount(r, minlength=n_regions)
+        keep = cnt > 0
+        feats.append(tot[keep] / cnt[keep].unsqueeze(1))
+        lesion_tiles = np.zeros(n_regions, bool)
+        lesion_tiles[s.region[s.lesion]] = True
+        pos.append(lesion_tiles[keep.numpy()])
+    return make_bags(feats, [s.label for s in enc.slides], None, None, pos)
+
+
+def _fit_eval(kind, train, test, cfg, seed, val=None, **kw):
+    """Build (seeded: ablations start from the same weights), train with early stopping on ``val``, and
+    return (model, test AUC, test attention, validation AUC)."""
+    torch.manual_seed(seed)
     model = make_model(kind, cfg["dim"], (cfg["size"] // cfg["tile"]) ** 2, **kw)
-    fit_mil(model, train, epochs=cfg["epochs"], lr=cfg["lr"], batch=cfg["batch"], seed=seed)
+    fit_mil(model, train, epochs=cfg["epochs"], lr=cfg["lr"], batch=cfg["batch"], seed=seed, val=val)
     score, att = predict(model, test)
-    return model, auc(test.Y.numpy(), score), att
+    return model, auc(test.Y.numpy(), score), att, model.val_auc
+
+
+def split_slides(slides, n_train: int, n_val: int):
+    """Training slides first, then a label-balanced validation set (n_val // 2 of each class), the rest test."""
+    rest = list(range(n_train, len(slides)))
+    val = [i for i in rest if slides[i].label == 0][: n_val // 2] + [i for i in rest if slides[i].label == 1][: n_val // 2]
+    test = [i for i in rest if i not in set(val)]
+    return slides[:n_train], [slides[i] for i in val], [slides[i] for i in test]
 
 
 def run_seed(cfg, seed: int, fm) -> dict:
@@ -133,28 +168,36 @@ def run_seed(cfg, seed: int, fm) -> dict:
     rng = np.random.default_rng(seed)
     slides = cohort(cfg, seed, cfg["n_slides"], keep_ihc=2)
     n_tr = cfg["n_train"]
-    train_s, test_s = slides[:n_tr], slides[n_tr:]
+    train_s, val_s, test_s = split_slides(slides, n_tr, cfg["n_val"])
     encs = Encoders(cfg, train_s, seed, fm)
-    tr, te = encs.encode(train_s, cfg), encs.encode(test_s, cfg)
+    tr, va, te = encs.encode(train_s, cfg), encs.encode(val_s, cfg), encs.encode(test_s, cfg)
     rl = label_regions(train_s, cfg["n_lab"], rng)
-    cb_tr, cb_te = bags_of(tr, "cells", cfg, rl), bags_of(te, "cells", cfg)
-    res = dict(auc={}, loc={}, n_patch_pool=encs.n_patch_pool)
+    cb_tr, cb_va, cb_te = bags_of(tr, "cells", cfg, rl), bags_of(va, "cells", cfg), bags_of(te, "cells", cfg)
+    res = dict(auc={}, auc_val={}, best_epoch={}, loc={}, n_patch_pool=encs.n_patch_pool, n_val=len(val_s), n_test=len(test_s))
     models = {}
+
+    def run(name, kind, b_tr, b_va, b_te, **kw):
+        models[name], res["auc"][name], att, res["auc_val"][name] = _fit_eval(kind, b_tr, b_te, cfg, seed, val=b_va, **kw)
+        res["best_epoch"][name] = models[name].best_epoch
+        return att
+
     for name, kw in CELLO_VARIANTS.items():
-        models[name], res["auc"][name], att = _fit_eval("cello", cb_tr, cb_te, cfg, seed, **kw)
-        res["loc"][name] = localisation_auroc(att, cb_te)
-    _, res["auc"]["C-SSL (Cello, no protein)"], _ = _fit_eval("cello", bags_of(tr, "cells_ssl", cfg, rl),
-                                                             bags_of(te, "cells_ssl", cfg), cfg, seed)
-    _, res["auc"]["C-Gated (cells, no local)"], _ = _fit_eval("gated", cb_tr, cb_te, cfg, seed)
-    pb_tr, pb_te = bags_of(tr, "tiles", cfg), bags_of(te, "tiles", cfg)
+        res["loc"][name] = localisation_auroc(run(name, "cello", cb_tr, cb_va, cb_te, **kw), cb_te)
+    run("C-SSL (Cello, no protein)", "cello", bags_of(tr, "cells_ssl", cfg, rl), bags_of(va, "cells_ssl", cfg),
+        bags_of(te, "cells_ssl", cfg))
+    run("C-Gated (cells, no local)", "gated", cb_tr, cb_va, cb_te)
+    run("PC-Gated (protein cells, tile mean)", "gated", tile_mean_bags(tr, cfg), tile_mean_bags(va, cfg),
+        tile_mean_bags(te, cfg))
+    pb_tr, pb_va, pb_te = bags_of(tr, "tiles", cfg), bags_of(va, "tiles", cfg), bags_of(te, "tiles", cfg)
     for how in ("mean", "max"):
-        res["auc"][f"P-{how.capitalize()}"] = pooled_baseline(pb_tr, pb_te, how, seed)
+        nm = f"P-{how.capitalize()}"
+        res["auc"][nm], res["auc_val"][nm] = pooled_baseline(pb_tr, pb_te, how, seed, val=pb_va)
     for name, kind in PATCH_MODELS.items():
-        _, res["auc"][name], att = _fit_eval(kind, pb_tr, pb_te, cfg, seed)
+        att = run(name, kind, pb_tr, pb_va, pb_te)
         if kind == "gated":
             res["loc"][name] = localisation_auroc(att, pb_te)
-    fb_tr, fb_te = bags_of(tr, "tiles_fm", cfg), bags_of(te, "tiles_fm", cfg)
-    _, res["auc"]["P-FM"], _ = _fit_eval("gated", fb_tr, fb_te, cfg, seed)
+    fb_tr, fb_va, fb_te = bags_of(tr, "tiles_fm", cfg), bags_of(va, "tiles_fm", cfg), bags_of(te, "tiles_fm", cfg)
+    run("P-FM", "gated", fb_tr, fb_va, fb_te)
     res["colour_hist"] = colour_histogram_auc([s.he for s in train_s], [s.label for s in train_s],
                                               [s.he for s in test_s], [s.label for s in test_s])
     cello = models["Cello"]
@@ -162,6 +205,12 @@ def run_seed(cfg, seed: int, fm) -> dict:
     _, att = predict(cello, cb_te)
     ks = cfg["del_ks"]
     res["aopc"] = deletion_aopc(cello, cb_te, att, ks)
+    # the comparative form (C7): the same deletion on Cello trained without L_cons, by its own attention
+    nocons = models["Cello -consistency"]
+    res["aopc_nocons"] = deletion_aopc(nocons, cb_te, predict(nocons, cb_te)[1], ks)
+    # positive control (C7p): delete the true lesion cells first; if this does not lower P(positive),
+    # no ranking can, and the deletion test is uninformative
+    res["aopc_oracle"] = deletion_aopc(cello, cb_te, cb_te.inst_pos.numpy().astype(float), ks)
     rnd = np.random.default_rng(seed + 7)
     res["aopc_random"] = float(np.mean([deletion_aopc(cello, cb_te, rnd.random(att.shape), ks) for _ in range(3)]))
     shuffled = np.stack([rnd.permutation(a) for a in att])
@@ -178,8 +227,7 @@ def run_seed(cfg, seed: int, fm) -> dict:
     res["probe"] = cell_type_probe(tr, te, cfg, seed)
     # lesion-size sweep (C4b): fresh test slides with a fixed m, same trained models and encoders
     res["m_sweep"] = {}
-    pg = make_model("gated", cfg["dim"], 1)
-    fit_mil(pg, pb_tr, epochs=cfg["epochs"], lr=cfg["lr"], batch=cfg["batch"], seed=seed)
+    pg = models["P-Gated"]   # the main table's P-Gated (not a second one)
     for m in cfg["m_sweep"]:
         es = encs.encode(cohort(cfg, seed * 100 + m, cfg["sweep_slides"], m=int(m)), cfg)
         cbt, pbt = bags_of(es, "cells", cfg), bags_of(es, "tiles", cfg)
@@ -190,10 +238,14 @@ def run_seed(cfg, seed: int, fm) -> dict:
         idx = list(range(min(n, len(cb_tr))))
         rl_n = label_regions(train_s[:len(idx)], cfg["n_lab"], np.random.default_rng(seed))
         cbn = bags_of(Encoded(tr.slides[:len(idx)], tr.cells[:len(idx)], [], [], [], []), "cells", cfg, rl_n)
-        res["curve"][int(n)] = {"Cello": _fit_eval("cello", cbn, cb_te, cfg, seed)[1],
-                                "P-FM": _fit_eval("gated", fb_tr.subset(idx), fb_te, cfg, seed)[1],
-                                "P-Gated": _fit_eval("gated", pb_tr.subset(idx), pb_te, cfg, seed)[1]}
-    res["curve"][n_tr] = {"Cello": res["auc"]["Cello"], "P-FM": res["auc"]["P-FM"], "P-Gated": res["auc"]["P-Gated"]}
+        cbn_ssl = bags_of(Encoded(tr.slides[:len(idx)], [], tr.cells_ssl[:len(idx)], [], [], []), "cells_ssl", cfg, rl_n)
+        res["curve"][int(n)] = {"Cello": _fit_eval("cello", cbn, cb_te, cfg, seed, val=cb_va)[1],
+                                "C-SSL": _fit_eval("cello", cbn_ssl, bags_of(te, "cells_ssl", cfg), cfg, seed,
+                                                   val=bags_of(va, "cells_ssl", cfg))[1],
+                                "P-FM": _fit_eval("gated", fb_tr.subset(idx), fb_te, cfg, seed, val=fb_va)[1],
+                                "P-Gated": _fit_eval("gated", pb_tr.subset(idx), pb_te, cfg, seed, val=pb_va)[1]}
+    res["curve"][n_tr] = {k: res["auc"][v] for k, v in (("Cello", "Cello"), ("C-SSL", "C-SSL (Cello, no protein)"),
+                                                        ("P-FM", "P-FM"), ("P-Gated", "P-Gated"))}
     i = int(np.flatnonzero([s.label for s in test_s])[0])   # the first positive test slide
     res["example"] = dict(slide=test_s[i], train_slides=train_s[:2])
     ex = test_s[i]
@@ -219,8 +271,7 @@ def local_task(cello, linear, cb_tr, cb_te, train_s, test_s, cfg, rng) -> dict:
     lab_tr = np.stack([s.region_labels for s in train_s])
     cand = np.argwhere(lab_tr == sl.R_REACTIVE)
     pick = cand[rng.choice(len(cand), size=min(cfg["n_new"], len(cand)), replace=False)]
-    head = cello.head
-    before = head.protos.detach().clone(), head.active.clone()
+    head = copy.deepcopy(cello.head)   # the trained head is left untouched
     k_new = head.add_class(ztr[pick[:, 0], pick[:, 1]])
     pred = head.scores(out_p["z_r"]).argmax(-1)
     allk = out_p["rmask"] > 0
@@ -230,13 +281,14 @@ def local_task(cello, linear, cb_tr, cb_te, train_s, test_s, cfg, rng) -> dict:
     old = y_all != sl.R_REACTIVE
     f1_old_after = f1_score(y_all[old], np.where(pred_all[old] == k_new, -1, pred_all[old]), average="macro",
                             labels=[0, 1, 2])
-    head.protos, head.active = torch.nn.Parameter(before[0]), before[1]   # restore the trained head
     return dict(f1_proto=float(f1_p), f1_linear=float(f1_l), recall_new=recall_new, f1_old_after=float(f1_old_after),
                 n_reactive_test=int((y_all == sl.R_REACTIVE).sum()))
 
 
 def cell_type_probe(tr: Encoded, te: Encoded, cfg, seed) -> dict:
-    """Linear probe of the 5 cell types on frozen cell embeddings (balanced accuracy on test slides)."""
+    """Linear probes on frozen cell embeddings, protein-supervised vs SimCLR encoder: the 5 cell types
+    (balanced accuracy, ``protein``/``ssl``) and the abnormal-class direction of T3, lesion vs mimic
+    (the two enlarged, stain-matched types; AUROC on test cells, ``protein_abn``/``ssl_abn``)."""
     from sklearn.metrics import balanced_accuracy_score
     rng = np.random.default_rng(seed)
     out = {}
@@ -246,4 +298,8 @@ def cell_type_probe(tr: Encoded, te: Encoded, cfg, seed) -> dict:
         i = rng.choice(len(Xtr), size=min(cfg["probe_cells"], len(Xtr)), replace=False)
         clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000, C=1.0)).fit(Xtr[i], ytr[i])
         out[name] = float(balanced_accuracy_score(yte, clf.predict(Xte)))
+        abn_tr, abn_te = np.isin(ytr, (sl.LESION, sl.MIMIC)), np.isin(yte, (sl.LESION, sl.MIMIC))
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000, C=1.0))
+        clf.fit(Xtr[abn_tr], ytr[abn_tr] == sl.LESION)
+        out[name + "_abn"] = auc(yte[abn_te] == sl.LESION, clf.decision_function(Xte[abn_te]))
     return out

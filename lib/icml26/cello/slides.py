@@ -250,7 +250,9 @@ def extract_crops(image: np.ndarray, centroids: np.ndarray, size: int, fill: int
     """Batched (N, size, size, C) crops centred on integer centroids, padded with ``fill`` (white glass)
     at the border.
 
-    One fancy-indexing gather instead of a per-nucleus loop (see benchmarks/bench_cello.py)."""
+    One gather from a strided window view of the padded canvas instead of a per-nucleus loop (see
+    benchmarks/bench_cello.py; the first version's element-wise fancy-indexing gather was slower than a
+    plain slicing loop, measured at 0.8x on 2000 nuclei)."""
     image = np.asarray(image)
     if image.ndim != 3:
         raise ValueError(f"image must be (H, W, C), got {image.shape}")
@@ -261,10 +263,8 @@ def extract_crops(image: np.ndarray, centroids: np.ndarray, size: int, fill: int
         raise ValueError(f"centroids must be (N, 2), got {centroids.shape}")
     lo = size // 2
     pad = np.pad(image, ((lo, size), (lo, size), (0, 0)), constant_values=fill)
-    d = np.arange(size) - lo
-    rows = centroids[:, 0, None] + lo + d[None]
-    cols = centroids[:, 1, None] + lo + d[None]
-    return pad[rows[:, :, None], cols[:, None, :]]
+    win = np.lib.stride_tricks.sliding_window_view(pad, (size, size), axis=(0, 1))   # (H', W', C, size, size)
+    return np.ascontiguousarray(win[centroids[:, 0], centroids[:, 1]].transpose(0, 2, 3, 1))
 
 
 def extract_tiles(image: np.ndarray, tile: int, stride: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,6 +2,7 @@
 deletion AOPC, route gap, macro-F1)."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,13 +87,20 @@ def make_model(kind: str, in_dim: int, n_regions: int, **kw) -> torch.nn.Module:
 
 
 def fit_mil(model: torch.nn.Module, bags: Bags, *, epochs: int, lr: float = 1e-3, batch: int = 16, seed: int = 0,
-            warmup: float = 0.2, proto_init: bool = True) -> list[float]:
+            warmup: float = 0.2, proto_init: bool = True, val: Bags | None = None) -> list[float]:
     """Train any torchmil-style model with Adam on slide labels (and, for Cello, labelled regions).
 
     Cello: prototypes k-means-initialised on the labelled regions, re-normalised after every step,
     dead ones re-seeded every 5 epochs; the consistency weight is 0 for the first ``warmup`` of the
-    epochs (pitfall 4)."""
+    epochs (pitfall 4). ``val``: early stopping (brief 5.3): the weights of the epoch with the best
+    validation-slide AUC after the warm-up are restored at the end; ties (frequent on a few validation
+    slides) go to the lower validation BCE, so that a tie does not default to the first epoch after the
+    warm-up. ``model.val_auc`` and ``model.best_epoch`` record the choice (NaN and the last epoch
+    without ``val``). The model is built by the caller: seed
+    before building it so that paired ablations start from the same weights."""
     torch.manual_seed(seed)
+    use_val = val is not None and len(np.unique(val.Y.numpy())) == 2
+    best_key, best_state, best_epoch = (float("nan"), 0.0), None, epochs - 1
     wrapped = MILModelWrapper(model)
     is_cello = isinstance(model, Cello)
     proto = is_cello and model.local == "proto"
@@ -123,7 +131,19 @@ def fit_mil(model: torch.nn.Module, bags: Bags, *, epochs: int, lr: float = 1e-3
         if proto and ep % 5 == 4:
             z, y = labelled_regions(model, bags)
             model.head.reseed_dead(z, y)
+        if use_val and ep >= warmup * epochs:
+            model.eval()
+            score = predict(model, val)[0]
+            bce = float(torch.nn.functional.binary_cross_entropy_with_logits(torch.as_tensor(score, dtype=torch.float32),
+                                                                             val.Y.float()))
+            key = (auc(val.Y.numpy(), score), -bce)
+            if best_state is None or key > best_key:
+                best_key, best_state, best_epoch = key, copy.deepcopy(model.state_dict()), ep
+            model.train()
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()
+    model.val_auc, model.best_epoch = best_key[0], best_epoch
     return history
 
 
@@ -191,8 +211,9 @@ def route_gap(model: Cello, bags: Bags) -> float:
     return float((out["p_g"][:, 1] - out["p_route"][:, 1]).abs().mean())
 
 
-def pooled_baseline(train: Bags, test: Bags, how: str, seed: int = 0) -> float:
-    """P-Mean / P-Max: mean- or max-pooled instance features -> logistic regression; test AUC."""
+def pooled_baseline(train: Bags, test: Bags, how: str, seed: int = 0, val: Bags | None = None):
+    """P-Mean / P-Max: mean- or max-pooled instance features -> logistic regression; test AUC
+    (and, with ``val``, the pair (test AUC, validation AUC))."""
     def pool(b: Bags):
         m = b.mask.unsqueeze(-1)
         if how == "mean":
@@ -202,7 +223,10 @@ def pooled_baseline(train: Bags, test: Bags, how: str, seed: int = 0) -> float:
         raise ValueError(f"pooling must be 'mean' or 'max', got {how!r}")
     clf = make_pipeline(StandardScaler(), LogisticRegression(C=0.5, max_iter=2000, random_state=seed))
     clf.fit(pool(train), train.Y.numpy())
-    return auc(test.Y.numpy(), clf.decision_function(pool(test)))
+    test_auc = auc(test.Y.numpy(), clf.decision_function(pool(test)))
+    if val is None:
+        return test_auc
+    return test_auc, auc(val.Y.numpy(), clf.decision_function(pool(val)))
 
 
 def colour_histogram_auc(train_images, y_train, test_images, y_test, bins: int = 16) -> float:
