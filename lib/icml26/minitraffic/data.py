@@ -28,8 +28,25 @@ def fill_missing(x: np.ndarray) -> np.ndarray:
     return x
 
 
+class DaySplit:
+    """A chronological day split: training days first, then ``n_val`` validation days, then ``n_test`` test days."""
+
+    n_train_max: int
+    n_val: int
+    n_test: int
+
+    @property
+    def val_days(self) -> list[int]:
+        return list(range(self.n_train_max, self.n_train_max + self.n_val))
+
+    @property
+    def test_days(self) -> list[int]:
+        start = self.n_train_max + self.n_val
+        return list(range(start, start + self.n_test))
+
+
 @dataclass
-class Target:
+class Target(DaySplit):
     """The target corridor: per day (n, 288) lane / road speeds (filled), masks, lane -> road map."""
 
     corridor: Corridor
@@ -64,14 +81,6 @@ class Target:
             raise ValueError(f"D_L must be in [1, {self.n_train_max}], got {n}")
         return list(range(self.n_train_max - n, self.n_train_max))
 
-    @property
-    def val_days(self) -> list[int]:
-        return list(range(self.n_train_max, self.n_train_max + self.n_val))
-
-    @property
-    def test_days(self) -> list[int]:
-        start = self.n_train_max + self.n_val
-        return list(range(start, start + self.n_test))
 
 
 def _weekend(day: int) -> bool:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .data import DaySplit
+
 DATA_DIR = Path(__file__).with_name("pems_data")
 PEMS43_GROUPS = (6, 5, 5, 6, 5, 6, 5, 5)
 BINS = 288
@@ -135,7 +137,7 @@ def lane_road_distortion(lane: np.ndarray, road: np.ndarray, lane_road: np.ndarr
     return np.concatenate(out)
 
 
-class RealTarget:
+class RealTarget(DaySplit):
     """PeMS-Lane as the few-shot target: the interface of `data.Target` on the real series.
 
     Split by day, chronological (the released 70/10/20): train days 0-18, validation days 19-21, test days
@@ -175,15 +177,6 @@ class RealTarget:
         if not 1 <= n <= len(wd):
             raise ValueError(f"D_L must be in [1, {len(wd)}] weekdays or {self.n_train_max} (all), got {n}")
         return wd[-n:]
-
-    @property
-    def val_days(self) -> list[int]:
-        return list(range(self.n_train_max, self.n_train_max + self.n_val))
-
-    @property
-    def test_days(self) -> list[int]:
-        start = self.n_train_max + self.n_val
-        return list(range(start, start + self.n_test))
 
     def sources(self, shuffle_seed: int | None = None) -> list[np.ndarray]:
         """The released pre-training source, PeMS_road_speed_40, on the training days only: a list of (8, 288)

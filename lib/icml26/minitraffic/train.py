@@ -134,22 +134,22 @@ def make_model(method: str, cfg: dict, target: Target, pretrained=None, seed: in
     return RoadExtension(model, cfg["D"]) if level == "road" and extension else model
 
 
-def _train_windows(target: Target, days, cfg, level):
+def _day_windows(target: Target, days, cfg: dict, level: str, stride: int):
+    """Forecasting windows (inputs, targets, observed mask) of ``level`` series over ``days``, concatenated."""
     xs, ys, ms = [], [], []
     for d in days:
         series = target.lane(d) if level == "lane" else target.road(d)
-        x, y, m = windows(series, cfg["T"], cfg["H"], 1, target.observed(d, level))
+        x, y, m = windows(series, cfg["T"], cfg["H"], stride, target.observed(d, level))
         xs.append(x), ys.append(y), ms.append(m)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+
+
+def _train_windows(target: Target, days, cfg, level):
+    return _day_windows(target, days, cfg, level, stride=1)
 
 
 def _val_windows(target, cfg, level):
-    xs, ys, ms = [], [], []
-    for d in target.val_days:
-        series = target.lane(d) if level == "lane" else target.road(d)
-        x, y, m = windows(series, cfg["T"], cfg["H"], cfg["test_stride"], target.observed(d, level))
-        xs.append(x), ys.append(y), ms.append(m)
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+    return _day_windows(target, target.val_days, cfg, level, cfg["test_stride"])
 
 
 def _mae(model, x, y, m) -> float:
@@ -227,12 +227,7 @@ def metrics(pred: np.ndarray, y: np.ndarray, m: np.ndarray) -> dict:
 
 
 def test_windows(target: Target, cfg: dict, level: str = "lane"):
-    xs, ys, ms = [], [], []
-    for d in target.test_days:
-        series = target.lane(d) if level == "lane" else target.road(d)
-        x, y, m = windows(series, cfg["T"], cfg["H"], cfg["test_stride"], target.observed(d, level))
-        xs.append(x), ys.append(y), ms.append(m)
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ms)
+    return _day_windows(target, target.test_days, cfg, level, cfg["test_stride"])
 
 
 @torch.no_grad()
