@@ -48,6 +48,21 @@ def test_freq_loss_is_the_full_horizon_sse_and_weight_ratio():
     assert set(parts) == {"time", "freq"}
 
 
+def _one_step_pair(p, b, seed, t_min):
+    """FocalPolicy's loss inputs written out by hand with the generator's draws in compute_loss's order: the
+    one-step estimate at t, the detached teacher at the LAS anchor r, and the normalised actions."""
+    g = torch.Generator().manual_seed(seed)
+    cond, a = p._prepare(b)
+    eps = torch.randn(a.shape, generator=g)
+    r = p.sampler.anchor(a.shape[0], g)
+    t = torch.rand(a.shape[0], generator=g) * (1 - t_min) + t_min
+    tt, rr = t[:, None, None], r[:, None, None]
+    xt, xr = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps
+    ft = xt + (1 - tt) * p.velocity(xt, t, cond)
+    fr = (xr + (1 - rr) * p.velocity(xr, r, cond)).detach()
+    return ft, fr, a
+
+
 def test_focal_policy_loss_matches_fco_loss_for_one_member():
     torch.manual_seed(0)
     p = make_policy(VARIANTS["FocalPolicy"], 4, 2, "mlp")
@@ -55,16 +70,8 @@ def test_focal_policy_loss_matches_fco_loss_for_one_member():
     p.fit_normalizers(b["obs"], b["action"])
     loss, _ = p.compute_loss(b, torch.Generator().manual_seed(3))
     # recompute by hand with the same draws
-    g = torch.Generator().manual_seed(3)
-    cond, a = p._prepare(b)
-    eps = torch.randn(a.shape, generator=g)
-    r = p.sampler.anchor(8, g)
-    t = torch.rand(8, generator=g) * 0.99 + 0.01
-    tt, rr = t[:, None, None], r[:, None, None]
-    xt, xr = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps
-    ft = xt + (1 - tt) * p.velocity(xt, t, cond)
-    fr = xr + (1 - rr) * p.velocity(xr, r, cond)
-    ref, _ = fco_loss(ft, fr.detach(), a, 1e-4, 4)
+    ft, fr, a = _one_step_pair(p, b, seed=3, t_min=0.01)
+    ref, _ = fco_loss(ft, fr, a, 1e-4, 4)
     assert torch.allclose(loss, ref, rtol=1e-6)
 
 
@@ -83,15 +90,7 @@ def test_focal_policy_ensemble_loss_is_the_mean_of_its_members_fco_losses(opts):
     b = _batch(B=16)
     p.fit_normalizers(b["obs"], b["action"])
     loss, parts = p.compute_loss(b, torch.Generator().manual_seed(3))
-    g = torch.Generator().manual_seed(3)
-    cond, a = p._prepare(b)
-    eps = torch.randn(a.shape, generator=g)
-    r = p.sampler.anchor(16, g)
-    t = torch.rand(16, generator=g) * 0.7 + 0.3                      # t ~ U(t_min, 1) with the sampler's t_min
-    tt, rr = t[:, None, None], r[:, None, None]
-    xt, xr = tt * a + (1 - tt) * eps, rr * a + (1 - rr) * eps
-    ft = xt + (1 - tt) * p.velocity(xt, t, cond)
-    fr = (xr + (1 - rr) * p.velocity(xr, r, cond)).detach()
+    ft, fr, a = _one_step_pair(p, b, seed=3, t_min=0.3)             # t ~ U(t_min, 1) with the sampler's t_min
     w0, n = opts.get("window_start", 0), 4
     per = []
     for m in range(2):
