@@ -41,20 +41,14 @@ def t1_logprobs(lm, world: SynthWeb, template: str = "qa") -> np.ndarray:
     return total
 
 
-def t1_correct(lm, world: SynthWeb, template: str = "qa", decoy: bool = False) -> np.ndarray:
-    """Per test fact: whether the key's candidate gets the highest log-probability (ties: the first)."""
-    key = (world.test_truth + 1) % 4 if decoy else world.test_truth
-    return np.argmax(t1_logprobs(lm, world, template), axis=1) == key
+def t1_correct(lm, world: SynthWeb, template: str = "qa") -> np.ndarray:
+    """Per test fact: whether the true value's candidate gets the highest log-probability (ties: the first)."""
+    return np.argmax(t1_logprobs(lm, world, template), axis=1) == world.test_truth
 
 
-def t1_accuracy(lm, world: SynthWeb, decoy: bool = False, template: str = "qa") -> float:
-    """Fraction of test facts whose true value gets the highest log-probability (chance 0.25).
-
-    ``decoy=True`` scores against a wrong answer key (the next candidate instead of the truth), a
-    diagnostic only: it is mechanically tied to the true-key accuracy (the shuffled-label classifier is
-    the negative control of the T1 claims).
-    """
-    return float(np.mean(t1_correct(lm, world, template, decoy)))
+def t1_accuracy(lm, world: SynthWeb, template: str = "qa") -> float:
+    """Fraction of test facts whose true value gets the highest log-probability (chance 0.25)."""
+    return float(np.mean(t1_correct(lm, world, template)))
 
 
 def decile_losses(lm, docs, scores: np.ndarray, n_bins: int = 10) -> np.ndarray:
