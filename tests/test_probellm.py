@@ -17,6 +17,12 @@ SPACE = Space()
 ORACLE = pl.PlantedOracle(SPACE)
 
 
+@pytest.fixture(scope="module")
+def prevalence():
+    """The oracle's exact (p, q), enumerated once for the module (a few seconds each time)."""
+    return ORACLE.prevalence()
+
+
 # --------------------------------------------------------------------------- space and verification
 
 def test_verify_is_exact_python_in_every_form():
@@ -80,13 +86,13 @@ def test_features_and_render():
 
 # --------------------------------------------------------------------------- the oracle
 
-def test_oracle_failure_map_matches_its_planted_rates():
+def test_oracle_failure_map_matches_its_planted_rates(prevalence):
     rng = np.random.default_rng(2)
     items = [SPACE.sample(rng) for _ in range(6000)]
     f = ORACLE.query(items)
     M = ORACLE.membership(items)
     assert abs(f[~M.any(1)].mean() - pl.targets.BACKGROUND_RATE) < 0.005
-    p, q = ORACLE.prevalence()
+    p, q = prevalence
     assert np.all(np.abs(M.mean(0) - p) < 4 * np.sqrt(p / 6000) + 1e-3)
     assert ORACLE.query(items[:20]).tolist() == ORACLE.query(items[:20]).tolist()   # deterministic
     # a failure is wrong against the verified truth in the item's own form
@@ -164,7 +170,7 @@ def test_ucb_selection_matches_the_mcts_package_on_a_tie_free_tree():
     visits(root, searcher.root)
 
 
-@pytest.mark.parametrize("strategy", ["static", "random", "micro", "macro", "H", "H_ucb", "H1", "H_flat"])
+@pytest.mark.parametrize("strategy", ["static", "random", "micro", "macro", "H", "H_ucb", "H_sep", "H1", "H_flat"])
 def test_every_strategy_spends_exactly_the_budget_and_is_deterministic(strategy):
     a = search(strategy, SPACE, ORACLE, 150, seed=4)
     b = search(strategy, SPACE, ORACLE, 150, seed=4)
@@ -200,7 +206,14 @@ def test_two_tree_search_splits_the_budget_explicitly_and_the_single_tree_starve
     assert len(macro_units) == 200
     assert all(p.source == "macro" for p in h.probes if p.step in set(macro_units))
     assert all(p.source in ("seed", "micro") for p in h.probes if p.step not in set(macro_units))
-    assert all(c.kind == "seed" for c in h.root.children)               # macro draws stay out of the micro tree
+    # the hand-off: every failing macro draw joins the micro tree as an Original node, and only those do
+    found = [c for c in h.root.children if c.kind == "found"]
+    assert {c.item for c in found} == {p.item for p in h.probes if p.source == "macro" and p.failed} != set()
+    assert all(c.kind in ("seed", "found") for c in h.root.children)
+    assert any(p.source == "micro" and any(p.item in {g.item for g in c.children} for c in found) for p in h.probes)
+    sep = search("H_sep", SPACE, ORACLE, 400, seed=7, split=0.5)       # the ablation: no hand-off
+    assert all(c.kind == "seed" for c in sep.root.children)
+    assert all(p.source == "macro" for p in sep.probes if p.step in set(macro_units))
     q = search("H", SPACE, ORACLE, 400, seed=7, split=0.25)
     assert sum(p.source == "macro" for p in q.probes) <= 100
     one = search("H1", SPACE, ORACLE, 400, seed=7)
@@ -209,6 +222,60 @@ def test_two_tree_search_splits_the_budget_explicitly_and_the_single_tree_starve
     assert 0 < sum(p.source == "macro" for p in u.probes) < 400
     with pytest.raises(ValueError, match="split"):
         search("H", SPACE, ORACLE, 10, 0, split=1.5)
+
+
+def test_micro_moves_can_be_restricted_without_touching_the_other_generators():
+    nc = Space(moves=tuple(m for m in pl.MICRO_MOVES if m != "carry"))
+    rng = np.random.default_rng(0)
+    it = Item("+", 38, 45)
+    assert all(nc.perturb(it, rng)[1] != "carry" for _ in range(300))
+    assert "carry" in {SPACE.perturb(it, rng)[1] for _ in range(300)}
+    for strategy in ("static", "macro"):  # they never draw a micro move: the same runs with or without it
+        a, b = search(strategy, SPACE, ORACLE, 120, seed=2), search(strategy, nc, ORACLE, 120, seed=2)
+        assert [p.item for p in a.probes] == [p.item for p in b.probes]
+    with pytest.raises(ValueError, match="moves"):
+        Space(moves=("carry", "teleport"))
+    with pytest.raises(ValueError, match="moves"):
+        Space(moves=())
+
+
+def test_power_helpers():
+    from scipy.stats import t
+
+    sd, n = 0.2, 30
+    expected = 0.01 + (t.ppf(0.975, n - 1) + t.ppf(0.8, n - 1)) * sd / math.sqrt(n)
+    assert ex.min_detectable_gap(sd, n, 0.01) == pytest.approx(expected)
+    assert ex.min_detectable_gap(sd, 10, 0.01) > ex.min_detectable_gap(sd, 30, 0.01) > ex.min_detectable_gap(sd / 2, 30, 0.01)
+    with pytest.raises(ValueError):
+        ex.min_detectable_gap(sd, 1)
+    # simulated: a true gap at the formula's value passes the verdict's test about 80 % of the time
+    rng = np.random.default_rng(0)
+    gap = ex.min_detectable_gap(sd, n, 0.01)
+    x = rng.normal(gap, sd, size=(4000, n))
+    low = x.mean(1) - t.ppf(0.975, n - 1) * x.std(1, ddof=1) / math.sqrt(n)
+    assert abs(np.mean(low >= 0.01) - 0.8) < 0.03
+    # the pull bound binds (is below T) exactly above binding_gap(T)
+    for T in (300, 1000):
+        g = ex.binding_gap(T)
+        assert ex.pull_bound(g, T) == pytest.approx(T) and ex.pull_bound(1.01 * g, T) < T < ex.pull_bound(0.99 * g, T)
+    with pytest.raises(ValueError):
+        ex.binding_gap(3)
+    # the measured crossover: the first budget where static reaches H above zero (ties at zero are not one)
+    grid = [25, 50, 75, 100]
+    h = np.array([[0.0, 0.2, 0.4, 0.4], [0.0, 0.2, 0.4, 0.6]])
+    st = np.array([[0.0, 0.0, 0.2, 0.6], [0.0, 0.0, 0.4, 0.6]])
+    assert ex.measured_crossover(h, st, grid) == 100
+    assert ex.measured_crossover(h, st * 0, grid) is None
+    with pytest.raises(ValueError):
+        ex.measured_crossover(h, st[:, :3], grid)
+
+
+def test_granularity_counts_valid_induced_modes_per_planted_mode():
+    induced = {"rules": [{"precision": 0.9}, {"precision": 0.85}, {"precision": 0.3}]}
+    assert ex.granularity(induced, 5) == pytest.approx(2 / 5)
+    assert ex.granularity(induced, 1, min_precision=0.2) == 3
+    with pytest.raises(ValueError):
+        ex.granularity(induced, 0)
 
 
 def test_fixed_benchmark_is_read_without_replacement_and_seeds_the_trees():
@@ -262,8 +329,8 @@ def test_unverified_search_with_a_labeller():
     assert all(p.failed != p.genuine for p in flip.probes)             # every verdict inverted
 
 
-def test_crossover_budget_and_regime():
-    p, q = ORACLE.prevalence()
+def test_crossover_budget_and_regime(prevalence):
+    p, q = prevalence
     b = ex.crossover_budget(q, 0.5)
     assert ex.static_recall_closed_form(q, b) >= 0.5 > ex.static_recall_closed_form(q, b - 1)
     assert ex.regime_budgets(q, (100, 200, 500, 1000), 0.5) == tuple(B for B in (100, 200, 500, 1000) if B < b)
@@ -272,8 +339,8 @@ def test_crossover_budget_and_regime():
         ex.crossover_budget(q, 1.5)
 
 
-def test_regime_lower_end_is_a_power_rule():
-    p, q = ORACLE.prevalence()
+def test_regime_lower_end_is_a_power_rule(prevalence):
+    p, q = prevalence
     lo, hi = ex.crossover_budget(q, 0.1), ex.crossover_budget(q, 0.5)
     grid = (100, 200, 300, 500, 1000)
     reg = ex.regime_budgets(q, grid, 0.5, floor=0.1)
@@ -312,8 +379,8 @@ def test_bandit_pulls_and_bound():
         ucb_bandit_pulls([0.5], [10], runs=2)
 
 
-def test_static_recall_matches_its_closed_form():
-    p, q = ORACLE.prevalence()
+def test_static_recall_matches_its_closed_form(prevalence):
+    p, q = prevalence
     r = [ex.recall(ORACLE, search("static", SPACE, ORACLE, 300, seed=100 + i), 300) for i in range(30)]
     assert abs(np.mean(r) - ex.static_recall_closed_form(q, 300)) < 3 * np.std(r) / math.sqrt(30) + 0.02
 

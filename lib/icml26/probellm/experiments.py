@@ -224,6 +224,16 @@ def induce_and_match(oracle: PlantedOracle, space: Space, result: SearchResult, 
     return out
 
 
+def granularity(induced: dict, n_modes: int, min_precision: float = 0.8) -> float:
+    """The brief's granularity, #induced modes / #planted modes, counting only the induced modes that are
+    real: rules (one per HDBSCAN cluster) whose precision against their best-matching planted mode on fresh
+    probes is >= ``min_precision``. Above 1 when planted modes are split into finer valid sub-modes (by
+    template or form); ``induced`` is an `induce_and_match` / `induce_landscape` result."""
+    if n_modes < 1:
+        raise ValueError(f"need at least one planted mode, got {n_modes}")
+    return sum(r["precision"] >= min_precision for r in induced["rules"]) / n_modes
+
+
 def induce_landscape(oracle: PlantedOracle, fail, passing, cfg, z_fresh, M_fresh, seed: int):
     """Cluster a failure landscape in phi and induce both kinds of rules (no search, no active probing)."""
     out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], rules=[], n_fail=len(fail))
@@ -322,3 +332,40 @@ def strata_meeting(space: Space, oracle: PlantedOracle, n: int = 20000, seed: in
 def pull_bound(delta: float, T: int) -> float:
     """Auer et al. (2002), Thm 1: E[n_i(T)] <= 8 ln T / Delta^2 + 1 + pi^2 / 3."""
     return 8 * math.log(T) / delta**2 + 1 + math.pi**2 / 3
+
+
+def binding_gap(T: int) -> float:
+    """The gap Delta above which `pull_bound` is below the horizon T: sqrt(8 ln T / (T - 1 - pi^2/3)). Below
+    it the bound allows every one of the T pulls, so a check "pulls <= bound" cannot fail (claim P8s reads
+    only the seeds whose measured gap exceeds it)."""
+    room = T - 1 - math.pi**2 / 3
+    if room <= 0:
+        raise ValueError(f"the bound exceeds T = {T} for every gap (T must exceed 1 + pi^2/3)")
+    return math.sqrt(8 * math.log(T) / room)
+
+
+def min_detectable_gap(sd: float, n: int, bound: float = 0.0, confidence: float = 0.95, power: float = 0.8) -> float:
+    """The smallest true mean of a paired difference that the chapter's verdict ("the whole Student-t
+    interval at ``confidence`` lies at or above ``bound``") reaches with probability about ``power``, at ``n``
+    seeds with per-seed standard deviation ``sd``: bound + (t_{(1+c)/2, n-1} + t_{power, n-1}) sd / sqrt(n)
+    (the usual power formula with t quantiles). A smaller true effect is mostly read as inconclusive: below
+    it the test has little power, so an interval there says little about the paper."""
+    from scipy.stats import t as student_t
+
+    if n < 2 or not sd >= 0:
+        raise ValueError(f"need n >= 2 seeds and sd >= 0, got n = {n}, sd = {sd}")
+    if not 0 < confidence < 1 or not 0 < power < 1:
+        raise ValueError("confidence and power must lie in (0, 1)")
+    q = student_t.ppf((1 + confidence) / 2, n - 1) + student_t.ppf(power, n - 1)
+    return float(bound + q * sd / math.sqrt(n))
+
+
+def measured_crossover(rec_h: np.ndarray, rec_static: np.ndarray, grid) -> int | None:
+    """The first budget of ``grid`` at which the static sampler's mean recall (columns of ``rec_static``,
+    seeds x budgets) reaches H's while it is above 0 (a tie at 0, where nothing is found yet, is not a
+    crossover); None when it never does on the grid."""
+    grid = list(grid)
+    mh, ms = np.asarray(rec_h).mean(0), np.asarray(rec_static).mean(0)
+    if mh.shape != (len(grid),) or ms.shape != (len(grid),):
+        raise ValueError("recall arrays must be seeds x len(grid)")
+    return next((int(B) for B, h, s in zip(grid, mh, ms) if s > 0 and s >= h), None)

@@ -8,8 +8,8 @@ canonical item, never a model; an item outside the space, or with no computable 
 equal numbers), is a `ValueError`, never a failure. The stand-in for the docs' LLM tool planner is a
 programmatic generator: `Space.sample` (macro: a fresh seed, optionally inside one stratum) and
 `Space.perturb` (micro: operand +-1/+-10, swap, paraphrase, form change, carry toggle, extra digit,
-option shuffle). Strata (op x longest operand length x form) are the ``HierarchicalSampler``'s cells;
-they are deliberately coarser than the planted failure modes.
+option shuffle; the set is the space's ``moves``). Strata (op x longest operand length x form) are the
+``HierarchicalSampler``'s cells; they are deliberately coarser than the planted failure modes.
 """
 from __future__ import annotations
 
@@ -117,6 +117,7 @@ class Space:
     forms: tuple[str, ...] = FORMS
     n_templates: int = 4
     n_variants: int = 8
+    moves: tuple[str, ...] = MICRO_MOVES
     strata: tuple = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -129,6 +130,8 @@ class Space:
             raise ValueError(f"max_digits must be in 1..4, got {self.max_digits}")
         if not 1 <= self.n_templates <= 4 or self.n_variants < 1:
             raise ValueError("n_templates must be in 1..4 and n_variants >= 1")
+        if not self.moves or [m for m in self.moves if m not in MICRO_MOVES]:
+            raise ValueError(f"moves must be a non-empty subset of {MICRO_MOVES}, got {self.moves}")
         object.__setattr__(self, "strata", tuple((o, d, f) for o in self.ops for d in range(1, self.max_digits + 1)
                                                  for f in self.forms))
 
@@ -182,10 +185,12 @@ class Space:
         raise RuntimeError(f"could not draw a valid item in stratum {stratum}")
 
     def perturb(self, item: Item, rng: np.random.Generator, move: str | None = None) -> tuple[Item, str]:
-        """A micro move of ``item`` (random unless ``move`` is given): ``(new item, move)``; moves that
-        leave the space are re-drawn (a `RuntimeError` after 50 tries)."""
+        """A micro move of ``item`` (random among the space's ``moves`` unless ``move`` is given):
+        ``(new item, move)``; moves that leave the space are re-drawn (a `RuntimeError` after 50 tries).
+        ``moves`` without ``"carry"`` is the chapter's ablation of the one move that encodes a prior about
+        the planted modes (a carry/borrow toggle)."""
         for _ in range(50):
-            m = move or MICRO_MOVES[rng.integers(len(MICRO_MOVES))]
+            m = move or self.moves[rng.integers(len(self.moves))]
             a, b, form, tpl, var = item.a, item.b, item.form, item.template, item.variant
             sign = 1 if rng.random() < 0.5 else -1
             if m == "a+-1":

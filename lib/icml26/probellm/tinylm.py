@@ -226,6 +226,7 @@ class TinyArithLM:
         warm = max(1, self.steps // 20)
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / self.steps))))
+        every = max(1, min(50, self.steps // 10))  # the loss is logged every 50 steps, >= 10 points on short runs
         self.net.train()
         it = range(self.steps)
         it = progress(it, desc="tiny LM training") if progress else it
@@ -240,7 +241,7 @@ class TinyArithLM:
             nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
             opt.step()
             sched.step()
-            if step % 50 == 0 or step == self.steps - 1:
+            if step % every == 0 or step == self.steps - 1:
                 self.log.loss.append((step, float(loss.detach())))
         self.net.eval()
         return self

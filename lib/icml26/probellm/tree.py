@@ -19,10 +19,14 @@ global exploration of new failure regions and local refinement of recurring erro
 with the budget split between them **explicitly**: ``H`` gives the macro tree a fixed share ``split``
 (default 1/2: the docs' equal ``num_simulations`` per root), interleaved deterministically; ``H_ucb``
 lets a top-level two-arm UCB1 on the trees' failure rates choose the tree for each probe (the adaptive
-reading). ``H1`` is the chapter's first composition, kept as an ablation: a *single* tree whose root
-holds the seed subtrees and one macro arm competing with them under UCB1 (macro-drawn seeds hang under
-the arm); ``H_flat`` hangs them under the root. ``beta``: a random split, macro with probability
-``beta``, whose macro-drawn seeds join the micro tree (the brief's section 3.4 model).
+reading). In both, a macro draw that fails is **handed to the micro tree** as a new Original node (kind
+``found``, a child of the micro root with its one visit and one error), so the local refinement works on the
+"recurring error patterns" that global exploration found (abstract) as well as on the benchmark seeds;
+``H_sep`` is the same two trees without that hand-off (the first two-tree revision, an ablation: its micro tree
+only ever refines its ``n_seeds`` benchmark seeds). ``H1`` is the chapter's first composition, kept as an
+ablation: a *single* tree whose root holds the seed subtrees and one macro arm competing with them under UCB1
+(macro-drawn seeds hang under the arm); ``H_flat`` hangs them under the root. ``beta``: a random split, macro
+with probability ``beta``, whose macro-drawn seeds join the micro tree (the brief's section 3.4 model).
 
 Budget accounting: every target query *and* every duplicate proposal (canonical dedup) costs one unit
 of B, for every strategy; a duplicate keeps the visit its selection added (virtual loss) and adds no
@@ -41,8 +45,10 @@ import numpy as np
 
 from .space import Item, Space, noisy_label, verify
 
-STRATEGIES = ("static", "random", "micro", "macro", "H", "H_ucb", "H1", "H_flat", "beta")
-TWO_TREE = ("H", "H_ucb")
+STRATEGIES = ("static", "random", "micro", "macro", "H", "H_ucb", "H_sep", "H1", "H_flat", "beta")
+TWO_TREE = ("H", "H_ucb", "H_sep")
+HANDOFF = ("H", "H_ucb")
+"""Two-tree strategies whose macro failures join the micro tree (local refinement of what exploration finds)."""
 SINGLE_TREE = ("H1", "H_flat")
 
 
@@ -62,7 +68,8 @@ def argmax_ties(scores: np.ndarray, rng: np.random.Generator) -> int:
 
 @dataclass
 class Node:
-    """A tree node: the root, the macro arm, or a test case (``seed`` = Original, ``micro`` = Synthetic)."""
+    """A tree node: the root, the macro arm, or a test case (``seed`` = Original drawn from the benchmark,
+    ``found`` = Original handed over by the macro tree, ``micro`` = Synthetic)."""
 
     kind: str
     item: Item | None = None
@@ -143,8 +150,9 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
     strategy: ``static`` (i.i.d. benchmark draws), ``random`` (random micro walk from random seeds, no
     statistics), ``micro`` (UCB tree over micro moves from ``n_seeds`` seeds), ``macro`` (UCB over
     strata, new seeds only), ``H`` (ProbeLLM as documented: a macro tree and a micro tree, the macro tree
-    getting the share ``split`` of the budget), ``H_ucb`` (the same two trees, a top-level UCB1 choosing
-    between them), ``H1`` / ``H_flat`` (single-tree ablations: a macro arm competing with the seed
+    getting the share ``split`` of the budget, its failures handed to the micro tree for refinement),
+    ``H_ucb`` (the same two trees, a top-level UCB1 choosing between them), ``H_sep`` (``H`` without the
+    hand-off), ``H1`` / ``H_flat`` (single-tree ablations: a macro arm competing with the seed
     subtrees under the root's UCB1), ``beta`` (a random split: macro with probability ``beta``, else a
     micro descent). ``eta`` injects generator label noise; ``verified=False`` judges against the
     generator's label instead of the python_exec truth (the "cleaner" ablation); ``labeller`` (a callable
@@ -201,7 +209,7 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
         batch = []  # (item, source, path, parent-or-None, stratum, step, tree)
         while len(batch) < min(k, budget - charged):
             tree = None
-            if strategy == "H":  # the explicit split: macro on the units where floor(t * split) steps up
+            if strategy in ("H", "H_sep"):  # the explicit split: macro on the units where floor(t * split) steps up
                 tree = 0 if math.floor((charged + 1) * split) > math.floor(charged * split) else 1
             elif strategy == "H_ucb":
                 tree = argmax_ties(ucb1(arm_stats[:, 1], arm_stats[:, 0], max(arm_stats[:, 0].sum(), 1), C), rng)
@@ -261,6 +269,10 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 sampler.errors[stratum] += int(fail)
             if tree is not None:
                 arm_stats[tree, 1] += int(fail)
+            if tree == 0 and fail and strategy in HANDOFF:  # refine what global exploration found
+                root.children.append(Node("found", item, root, visits=1, errors=1, depth=1))
+                root.visits += 1
+                root.errors += 1
             if strategy != "static" and strategy != "macro" and parent is not None:
                 node = Node("seed" if parent is root or parent.kind == "macro" else "micro", item, parent, visits=1,
                             errors=int(fail),
