@@ -8,7 +8,7 @@
 * Data: 2-D toys, `Bandit4Env`, scripted behaviour on Reacher-v5 / Pendulum-v1 / MountainCar (`data`).
 * `theory`: the Gaussian closed forms and the linear-Gaussian fixed point of L_BC.
 """
-from .agent import GRID_KNOB, METHODS, AgentConfig, BehaviorRegularizedAgent
+from .agent import GRID_KNOB, METHODS, AgentConfig, BehaviorRegularizedAgent, scaled_dql_ema
 from .baselines import DeterministicActor, DiffusionPolicy, FlowMatchingPolicy, NoiseActor, TwinCritic, vp_beta_schedule
 from .conventions import from_fql_velocity, interpolate, to_fql_time, to_fql_velocity, velocity_target
 from .data import (BANDIT_MODES, BANDIT_SIGMA, DATASETS, ENVS, TOYS, Bandit4Env, OfflineDataset, ScriptedPolicy,
@@ -26,6 +26,6 @@ __all__ = [
     "DeterministicActor", "DiffusionPolicy", "ENVS", "EnsembleMLP", "FlowMapPolicy", "FlowMatchingPolicy", "METHODS",
     "NoiseActor", "OfflineDataset", "PRESETS", "ScriptedPolicy", "TOYS", "TwinCritic", "check_times", "euler_slope",
     "evaluate", "from_fql_velocity", "interpolate", "linear_gaussian_fixed_point", "member_lambdas", "mode_coverage",
-    "normalized_score", "parse_dataset", "reference_returns", "rollout_dataset", "sinusoidal_embedding", "sliced_w2",
+    "normalized_score", "parse_dataset", "reference_returns", "rollout_dataset", "scaled_dql_ema", "sinusoidal_embedding", "sliced_w2",
     "to_fql_time", "to_fql_velocity", "toy_samples", "velocity_target", "vp_beta_schedule",
 ]

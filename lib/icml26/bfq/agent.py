@@ -18,14 +18,22 @@ trained as one ensemble).
 The baselines follow their official code where the brief's scaffold differs:
 
 * FQL (``seohongpark/fql`` ``agents/fql.py``, defaults): critic LayerNorm, target and actor Q the *mean*
-  of the twins (``q_agg='mean'``), un-normalised Q loss (``normalize_q_loss=False``), flow BC and
-  distillation averaged over action dimensions, distillation target clipped to the box; ``alpha`` is
-  the tuned knob ("need to be tuned for each environment"), ``eta`` is unused.
+  of the twins (``q_agg='mean'``), flow BC and distillation averaged over action dimensions,
+  distillation target clipped to the box; ``alpha`` is the tuned knob ("need to be tuned for each
+  environment"), ``eta`` is unused. The Q loss is normalised, ``-Q / sg(E|Q|)`` over the policy's
+  actions (``normalize_q_loss=True``, ``fql_normalize_q``): the code's default is ``False``, but its
+  README's tuning tips say, for new environments, "we highly recommend turning on this flag" and
+  tuning ``alpha`` from ``[0.03, 0.1, 0.3, 1, 3, 10]``; these tasks are new to FQL, so the chapter
+  follows that advice (``fql_normalize_q=False`` is the paper's D4RL setting).
 * Diffusion-QL (``agents/ql_diffusion.py``): an EMA actor (decay 0.995, every 5 steps from step
   ``dql_ema_start``) draws the TD target's next actions; gradient-norm clipping of actor and critic
   (``gn`` = 9 for halfcheetah/hopper-medium in its ``main.py``); Q loss ``-Q_i(s, a_pi) / |Q_j(s, a_pi)|``
   with a random critic ``i`` and the other ``j`` at the *policy's* actions; evaluation draws 50
-  actions and picks one by softmax over ``min_j Qbar_j`` (``sample_action``).
+  actions and picks one by softmax over ``min_j Qbar_j`` (``sample_action``). Its EMA schedule
+  (``step_start_ema = 1000``, decay 0.995 every 5 steps: a 1000-step horizon) is written for 10^6
+  steps; `scaled_dql_ema` keeps the start at the same share of a shorter run and updates every step
+  (a 200-step horizon, the target critic's 1/tau), else at a few thousand steps the EMA actor that draws
+  the TD target's next actions would still be mostly the untrained one.
 * BFQ and OFQL-lite keep the brief's form (``alpha = eta / E_D |Q_1(s, a)|`` over dataset actions,
   min-of-twin targets, one stochastic action at evaluation).
 """
@@ -46,6 +54,15 @@ from .nets import clip_grad_norm_members, member_generators
 METHODS = ("bc", "td3bc", "dql", "fql", "fm", "ofql", "bfq")
 GRID_KNOB = {"td3bc": "td3_alpha", "fql": "fql_alpha", "dql": "eta", "fm": "eta", "ofql": "eta", "bfq": "eta"}
 """The hyper-parameter each method tunes per task (its Q weight or BC weight); BC has none."""
+
+
+def scaled_dql_ema(steps: int, official_steps: int = 1_000_000, official_start: int = 1000) -> dict:
+    """Diffusion-QL's EMA schedule for a run of ``steps`` gradient steps (module docstring): the start at
+    the official share (``step_start_ema = 1000`` of 10^6 steps) and an update every step (decay 0.995:
+    a 200-step horizon, the target critic's 1 / tau, instead of the official 1000 steps)."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    return dict(dql_ema_start=int(round(steps * official_start / official_steps)), dql_ema_every=1)
 
 
 def per_member(value, members: int, name: str) -> torch.Tensor:
@@ -79,6 +96,7 @@ class AgentConfig:
     td3_policy_freq: int = 2
     fql_alpha: float | tuple = 10.0  # FQL's distillation weight (official default 10, tuned per task)
     fql_steps: int = 10
+    fql_normalize_q: bool = True    # FQL README for new environments: normalize_q_loss=True (code default False)
     critic_layer_norm: bool | None = None  # None: the method's own recipe (FQL: LayerNorm; the others: none)
     dql_grad_norm: float = 9.0      # Diffusion-QL's gradient-norm clip (its main.py: gn = 9 on *-medium)
     dql_ema_decay: float = 0.995
@@ -168,23 +186,36 @@ class BehaviorRegularizedAgent:
                 return self.actor.sample(s, eps, self.cfg.fm_steps)
             return self.actor.sample(s, eps)
 
-    def act(self, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        """Evaluation actions, clipped to the box [-1, 1] (fresh noise per call: a stochastic policy)."""
+    def _check_states(self, s: torch.Tensor) -> None:
         if s.dim() != 3 or s.shape[0] != self.E or s.shape[-1] != self.data.state_dim:
             raise ValueError(f"states must be (E={self.E}, B, {self.data.state_dim}), got {tuple(s.shape)}")
+
+    def act(self, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """Evaluation actions, clipped to the box [-1, 1] (fresh noise per call: a stochastic policy;
+        Diffusion-QL: its official softmax selection among ``dql_eval_samples`` candidates)."""
+        self._check_states(s)
         if self.method == "dql":
-            return self._dql_select(s, gen)
+            return self.q_select(s, gen, self.cfg.dql_eval_samples, greedy=False)
         return torch.clamp(self.policy_action(s, gen), -1.0, 1.0)
 
     @torch.no_grad()
-    def _dql_select(self, s: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        """Diffusion-QL's ``sample_action``: ``n`` candidates per state, one drawn by softmax over ``min_j Qbar_j``."""
+    def q_select(self, s: torch.Tensor, gen: torch.Generator, n: int, greedy: bool = True) -> torch.Tensor:
+        """``n`` clipped candidate actions per state from the method's policy, one kept by ``min_j Qbar_j``:
+        the largest (``greedy``) or one drawn by softmax over it (Diffusion-QL's ``sample_action``).
+        A deterministic actor gives ``n`` equal candidates (its own action); BC has no critic and acts."""
+        self._check_states(s)
+        if n < 1:
+            raise ValueError(f"the number of candidates must be >= 1, got {n}")
+        if self.critic is None:
+            return torch.clamp(self.policy_action(s, gen), -1.0, 1.0)
         E, B, _ = s.shape
-        n = self.cfg.dql_eval_samples
         s_rep = s.repeat_interleave(n, dim=1)
-        cand = torch.clamp(self.actor.sample(s_rep, gen), -1.0, 1.0)
+        cand = torch.clamp(self.policy_action(s_rep, gen), -1.0, 1.0)
         q = self.critic_target(s_rep, cand).min(0).values.view(E * B, n)
-        idx = torch.multinomial(torch.softmax(q, dim=-1), 1, generator=gen).view(E, B)
+        if greedy:
+            idx = q.argmax(-1).view(E, B)
+        else:
+            idx = torch.multinomial(torch.softmax(q, dim=-1), 1, generator=gen).view(E, B)
         return cand.view(E, B, n, -1)[torch.arange(E)[:, None], torch.arange(B)[None], idx]
 
     # ------------------------------------------------------------------ one gradient step
@@ -243,7 +274,10 @@ class BehaviorRegularizedAgent:
             a_pi = self.actor(s, z)
             distill = ((a_pi - target) ** 2).mean((-1, -2))
             q = self.critic(s, torch.clamp(a_pi, -1.0, 1.0)).mean(0)
-            return bc + self.fql_alpha * distill - q.mean(-1)
+            q_loss = -q.mean(-1)
+            if c.fql_normalize_q:  # official: lam = sg(1 / |q|.mean()) over the policy's actions
+                q_loss = q_loss / q.abs().mean(-1).detach()
+            return bc + self.fql_alpha * distill + q_loss
         if m == "dql":
             bc = self.actor.loss(a, s, self.gen)
             a_pi = self.actor.sample(s, self.gen)

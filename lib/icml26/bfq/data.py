@@ -108,12 +108,19 @@ def bandit_dataset(n: int, seed: int) -> "OfflineDataset":
 
 
 @torch.no_grad()
-def evaluate_bandit(agent, n: int, seed: int) -> np.ndarray:
-    """Mean `bandit_reward` of ``n`` actions per member of ``agent`` (one step, fresh noise per action)."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
+def evaluate_bandit(agent, n: int, seed: int, select: int = 0) -> np.ndarray:
+    """Mean `bandit_reward` of ``n`` actions per member of ``agent`` (one step, fresh noise per action).
+
+    ``select = 0``: the method's own evaluation action (`BehaviorRegularizedAgent.act`: one stochastic
+    sample for the generative one-step policies). ``select = k > 0``: the *same* Q-selection for every
+    method, the best of ``k`` candidates by ``min_j Qbar_j`` (`BehaviorRegularizedAgent.q_select`), so a
+    policy that keeps several modes is not scored on the mass it leaves on the unpaid ones.
+    """
+    if n < 1 or select < 0:
+        raise ValueError(f"n must be >= 1 and select >= 0, got {n}, {select}")
     gen = torch.Generator().manual_seed(int(seed) + 991)
-    a = agent.act(torch.ones(agent.E, n, 1), gen).numpy()
+    s = torch.ones(agent.E, n, 1)
+    a = (agent.q_select(s, gen, select, greedy=True) if select else agent.act(s, gen)).numpy()
     return np.array([bandit_reward(row).mean() for row in a])
 
 

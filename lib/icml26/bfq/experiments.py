@@ -16,6 +16,9 @@ from .flowmap import FlowMapPolicy
 from .metrics import sliced_w2
 from .nets import member_generators
 
+BANDIT_DRAWS = 64
+"""Bandit actions per member in one scoring "episode" (a block of draws; its score is their mean reward x 100)."""
+
 TOY_METHODS = ("bfq", "bfq_edm", "fm", "fql", "dql")
 """Behaviour models of the toys; their samples: BFQ-1 (and the EDM ablation), FM-1 and FM-10, FQL-1, DQL-5."""
 
@@ -148,10 +151,31 @@ def train_and_score(method: str, dataset, seeds, steps: int, config: AgentConfig
     return {"agent": agent, "returns": returns, "score": score, "train_s": train_s}
 
 
-def _score(agent, dataset, refs, episodes: int, seed: int) -> np.ndarray:
-    """Per-member, per-episode normalised scores ``(E, episodes)`` (bandit: mean reward x 100 per draw block)."""
+def curve_marks(steps: int, points: int, tail: int) -> list[int]:
+    """The steps at which a learning curve is scored: ``points - tail`` evenly over the first four fifths of
+    the run and ``tail`` evenly over its last fifth, which the book's convergence rule judges
+    (`icml26.convergence`: a line over the last fifth). Dense tail points give that line a small
+    standard error, so the rule can see a curve that still climbs (`gate_resolution`)."""
+    if points < 1 or not 0 <= tail <= points or steps < 1:
+        raise ValueError(f"need steps >= 1 and 0 <= tail <= points >= 1, got {steps}, {points}, {tail}")
+    head = np.linspace(0.8 * steps / max(points - tail, 1), 0.8 * steps, points - tail) if points > tail else []
+    last = np.linspace(0.8 * steps + 0.2 * steps / tail, steps, tail) if tail else []
+    return sorted({int(round(x)) for x in [*head, *last] if round(x) >= 1})
+
+
+def gate_resolution(curve) -> float:
+    """The smallest remaining gain the convergence rule would flag on ``curve`` (a recorded
+    `icml26.convergence.TrainingCurve`): the allowance plus two standard errors of the tail line's
+    improvement. A curve still gaining less than this is called converged, so this is the rule's power."""
+    v = curve.verdict()
+    return float(v.allowance + 2.0 * v.stderr) if np.isfinite(v.improvement) else float("inf")
+
+
+def score_episodes(agent, dataset, refs, episodes: int, seed: int, select: int = 0) -> np.ndarray:
+    """Per-member, per-episode normalised scores ``(E, episodes)`` (bandit: mean reward x 100 per draw block,
+    with ``select`` candidates Q-selected for every method when > 0, `evaluate_bandit`)."""
     if dataset.name == "bandit-offline":
-        return np.stack([100.0 * evaluate_bandit(agent, 256, seed + 17 * k) for k in range(episodes)], 1)
+        return np.stack([100.0 * evaluate_bandit(agent, BANDIT_DRAWS, seed + 17 * k, select) for k in range(episodes)], 1)
     env_key = dataset.name.split("-")[0]
     returns = evaluate(agent, env_key, episodes, seed=seed, per_episode=True)
     return normalized_score(returns, refs[env_key]["ref"], refs[env_key]["random"])
@@ -159,7 +183,7 @@ def _score(agent, dataset, refs, episodes: int, seed: int) -> np.ndarray:
 
 def train_grid_and_score(method: str, dataset, seeds, grid, steps: int, config: AgentConfig, refs: dict,
                          eval_episodes: int, curve_points: int = 0, curve_episodes: int = 2, progress=None,
-                         desc: str = "") -> dict:
+                         desc: str = "", curve_tail: int | None = None, select: int = 0) -> dict:
     """Train ``method`` at every value of its tuning knob (`GRID_KNOB`) x every seed as one ensemble,
     choose the value on *tuning* episodes and score it on *separate* episodes.
 
@@ -167,8 +191,10 @@ def train_grid_and_score(method: str, dataset, seeds, grid, steps: int, config: 
     ``2 * eval_episodes`` episodes: the first half picks the grid value with the best mean score over the
     seeds (the paper tunes eta per task; every method gets the same number of grid values), the second half
     gives the reported per-seed scores of that value, so the choice does not inflate the reported score.
-    With ``curve_points > 0``, every member is also scored on ``curve_episodes`` episodes at evenly spaced
-    steps (the score-vs-steps curves). ``bc`` has no knob: pass ``grid=(None,)``.
+    With ``curve_points > 0``, every member is also scored on ``curve_episodes`` episodes at the steps of
+    `curve_marks` (``curve_tail`` of them in the last fifth; None: evenly spaced), the score-vs-steps
+    curves. ``select`` > 0: bandit scores Q-select among that many candidates (`evaluate_bandit`).
+    ``bc`` has no knob: pass ``grid=(None,)``.
     Returns per-seed ``score``, the chosen ``value``, ``grid_scores`` (tuning means per value),
     ``curve_steps``/``curve`` (seeds x points, of the chosen value), the ``agent`` and ``train_s``.
     """
@@ -181,7 +207,12 @@ def train_grid_and_score(method: str, dataset, seeds, grid, steps: int, config: 
     members = [1000 * g + s for g in range(len(grid)) for s in seeds]
     cfg = config if knob is None else dataclasses.replace(config, **{knob: tuple(v for v in grid for _ in seeds)})
     agent = BehaviorRegularizedAgent(method, members, dataset, cfg)
-    marks = set(np.linspace(steps / curve_points, steps, curve_points).astype(int).tolist()) if curve_points else set()
+    if not curve_points:
+        marks = set()
+    elif curve_tail is None:
+        marks = set(np.linspace(steps / curve_points, steps, curve_points).astype(int).tolist())
+    else:
+        marks = set(curve_marks(steps, curve_points, curve_tail))
     it = range(1, steps + 1) if progress is None else progress(range(1, steps + 1), desc=desc or f"{dataset.name}: {method}")
     curve_steps, curve = [], []
     train_s = 0.0
@@ -191,13 +222,15 @@ def train_grid_and_score(method: str, dataset, seeds, grid, steps: int, config: 
         train_s += time.perf_counter() - t0
         if step in marks:
             curve_steps.append(step)
-            curve.append(_score(agent, dataset, refs, curve_episodes, seed=500 + step).mean(1))
-    per_ep = _score(agent, dataset, refs, 2 * eval_episodes, seed=2024)
+            # the same episodes (start states, noise) at every point: common random numbers, so the curve's
+            # steps differ by the policy alone and the convergence rule's tail line has a small standard error
+            curve.append(score_episodes(agent, dataset, refs, curve_episodes, seed=500, select=select).mean(1))
+    per_ep = score_episodes(agent, dataset, refs, 2 * eval_episodes, seed=2024, select=select)
     tune = per_ep[:, :eval_episodes].mean(1).reshape(len(grid), len(seeds))
     report = per_ep[:, eval_episodes:].mean(1).reshape(len(grid), len(seeds))
     best = int(np.argmax(tune.mean(1)))
     out = {"agent": agent, "score": report[best], "value": grid[best], "grid_scores": tune.mean(1),
-           "all_scores": report, "train_s": train_s, "curve_steps": curve_steps, "curve": None}
+           "all_scores": report, "train_s": train_s, "curve_steps": curve_steps, "curve": None, "best": best}
     if curve:
         c = np.array(curve).reshape(len(curve), len(grid), len(seeds))[:, best, :].T
         out["curve"] = c
@@ -253,7 +286,7 @@ def action_callables(models: dict, batch: int, state_dim: int, action_dim: int, 
     return {name: run(name) for name in models}
 
 
-def train_step_callables(dataset, config: AgentConfig, methods=("bfq", "dql"), reps: int = 5) -> dict:
+def train_step_callables(dataset, config: AgentConfig, methods=("bfq", "dql", "ofql"), reps: int = 5) -> dict:
     """Callables running ``reps`` full gradient steps (critic + actor) of one-member agents."""
     agents = {m: BehaviorRegularizedAgent(m, [0], dataset, config) for m in methods}
     for a in agents.values():
