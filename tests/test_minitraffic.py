@@ -238,17 +238,61 @@ def test_pems_files_road_is_lane_mean_and_split():
 
 
 def test_pretraining_lowers_reconstruction_loss_and_finetune_keeps_best_epoch():
-    cfg = dict(mt.PRESETS["smoke"], d=16, d_ff=32, layers=1, pretrain_epochs=4, pretrain_stride=96,
+    cfg = dict(mt.PRESETS["smoke"], d=16, d_ff=32, layers=1, pretrain_epochs=4, pretrain_stride=96, pretrain_batch=16,
                finetune_epochs=3, max_epoch_steps=2, test_stride=48)
     target = mt.RealTarget()
     model, curve = mt.pretrain(cfg, target.sources()[:6], seed=0)
     assert curve["rec"][-1] < curve["rec"][0]
-    _, fc = mt.finetune(model, target, target.train_days(1), cfg, seed=0)
+    assert np.allclose(curve["rec_ratio"], curve["rec"] / curve["zero"]) and np.all(np.diff(curve["step"]) > 0)
+    _, fc = mt.finetune(model, target, target.train_days(1), cfg, seed=0, lr=1e-3)
     assert np.all(np.diff(fc["best_val_mae"]) <= 0) and fc["best_val_mae"][-1] == fc["val_mae"].min()
 
 
 def test_same_road_share_chance_level():
     lane_road = np.repeat(np.arange(3), [2, 3, 1])
-    # a token's other tokens: 6 lanes x 2 patches - 1; same road: lanes of its road x 2 - 1
-    expected = np.mean([(2 * 2 - 1) / 11] * 2 + [(3 * 2 - 1) / 11] * 3 + [(1 * 2 - 1) / 11])
+    # a lane's candidates: the tokens of the other 5 lanes; same road: its road's other lanes
+    expected = np.mean([1 / 5] * 2 + [2 / 5] * 3 + [0 / 5])
     assert abs(mt.same_road_chance(lane_road, 2) - expected) < 1e-12
+
+
+def test_same_road_share_leaves_out_the_lane_itself_and_the_planted_projection_trains_g_only():
+    torch.manual_seed(0)
+    model = mt.MiniTraffic(d=16, d_ff=32, layers=1, heads=2, graph_heads=2, k=4).eval()
+    g = torch.Generator().manual_seed(0)
+    x = 60 + 3 * torch.randn(8, 12, 18, generator=g).cumsum(-1)
+    # every lane its own road: only a lane's own tokens would be "same road", and they are left out
+    assert mt.same_road_share(model, x, np.arange(12)) == 0.0
+    lane_road = np.repeat(np.arange(3), 4)
+    labels = torch.as_tensor(lane_road).repeat_interleave(model.np) * model.np + torch.arange(model.np).repeat(12)
+
+    def nce(m):
+        with torch.no_grad():
+            return float(mt.info_nce(m.proj(mt.lane_tokens(m, x)), labels, 0.5))
+
+    cfg = dict(mt.PRESETS["smoke"], temperature=0.5, lr_pretrain=1e-2)
+    planted = mt.train_projection(model, x.numpy(), lane_road, cfg, seed=0, steps=10)
+    assert nce(planted) < nce(model)                                    # g learns the same-road positives
+    assert all(torch.equal(a, b) for a, b in zip(planted.embed.parameters(), model.embed.parameters()))   # g only
+    assert not all(torch.equal(a, b) for a, b in zip(planted.proj.parameters(), model.proj.parameters()))
+
+
+def test_reconstruction_target_does_not_move_with_the_revin_affine_map():
+    torch.manual_seed(0)
+    model = mt.MiniTraffic(d=16, d_ff=32, layers=1, heads=2, graph_heads=2).eval()
+    groups = torch.arange(4).repeat_interleave(3)
+    mask = mt.random_mask(2, groups, model.np, 0.4, torch.Generator().manual_seed(0))
+    x = 60 + torch.randn(2, 12, 18)
+    zero = model.pretrain_loss(x, mask, groups, return_zero=True)[3]
+    with torch.no_grad():
+        model.revin.weight.fill_(0.1)                                     # shrink the affine map
+    assert torch.allclose(model.pretrain_loss(x, mask, groups, return_zero=True)[3], zero)
+    assert 0.5 < float(zero) < 2.0                                        # the window-mean predictor's level, ~1
+
+
+def test_fine_tuning_budget_in_passes():
+    cfg = mt.PRESETS["book"]
+    target = mt.RealTarget()
+    per_day = 288 - cfg["T"] - cfg["H"] + 1
+    steps = min(-(-per_day // cfg["batch"]), cfg["max_epoch_steps"])
+    assert mt.passes(target, 1, cfg) == pytest.approx(cfg["finetune_epochs"] * steps * cfg["batch"] / per_day)
+    assert mt.passes(target, 7, cfg) < mt.passes(target, 1, cfg)          # the cap binds: fewer passes with more days

@@ -191,19 +191,26 @@ class MiniTraffic(nn.Module):
         y = self.head(h.flatten(2))
         return self.revin.denorm(y)
 
-    def pretrain_loss(self, x, mask, groups, nce_weight=0.1, temperature=0.5):
-        """Masked patch reconstruction (MSE on masked patches, RevIN space) + nce_weight * InfoNCE."""
+    def pretrain_loss(self, x, mask, groups, nce_weight=0.1, temperature=0.5, return_zero: bool = False):
+        """Masked patch reconstruction (MSE on masked patches) + nce_weight * InfoNCE.
+
+        The target is each window standardised by its own mean and standard deviation (RevIN **without**
+        its learnable affine map: with it, shrinking the affine weight would shrink the target and the loss
+        with it, a decrease that learns nothing). On that fixed scale the loss of predicting the window
+        mean (0) for every masked patch, ``zero``, is the plateau a model that has not learned to
+        reconstruct sits on (about 1); ``return_zero=True`` also returns it."""
         h, g = self.encode(x, mask=mask)
-        target = self.patchify(self.revin.norm(x)).detach()
+        target = self.patchify((x - self.revin.mean) / self.revin.std).detach()    # statistics set by encode
         rec = self.recon(h)
         m = mask.unsqueeze(-1).expand_as(rec)
         loss_rec = ((rec - target) ** 2)[m].mean()
-        loss_nce = torch.zeros((), dtype=x.dtype)
+        loss_nce = torch.zeros((), dtype=x.dtype, device=x.device)
         if nce_weight > 0:
             C = x.shape[1]
-            labels = (groups.view(C, 1) * self.np + torch.arange(self.np).view(1, self.np)).reshape(-1)
+            labels = (groups.view(C, 1) * self.np + torch.arange(self.np, device=groups.device).view(1, self.np)).reshape(-1)
             loss_nce = info_nce(g, labels.to(g.device), temperature, valid=~mask.reshape(x.shape[0], -1))
-        return loss_rec + nce_weight * loss_nce, loss_rec.detach(), loss_nce.detach()
+        out = (loss_rec + nce_weight * loss_nce, loss_rec.detach(), loss_nce.detach())
+        return out + ((target**2)[m].mean().detach(),) if return_zero else out
 
     def head_parameters(self):
         return list(self.head.parameters()) + list(self.adaptive.parameters())
@@ -222,28 +229,40 @@ def count_params(model: nn.Module) -> int:
     return int(sum(p.numel() for p in model.parameters()))
 
 
+def lane_tokens(model: MiniTraffic, x: torch.Tensor) -> torch.Tensor:
+    """The embedded tokens (B, C * n_p, d) of windows ``x (B, C, T)``, no mask (as at forecast time); the
+    kNN graph is built on their projections ``model.proj(tokens)``."""
+    B, C, _ = x.shape
+    xn = model.revin.norm(x)
+    xn = xn + model.adaptive(xn)
+    z = model.embed(model.patchify(xn)) + model.pos
+    return z.reshape(B, C * model.np, model.d)
+
+
 @torch.no_grad()
 def same_road_share(model: MiniTraffic, x: torch.Tensor, lane_road) -> float:
     """The contrastive graph's road-lane structure ("captures road-lane correlations", F7): over windows
-    ``x (B, lanes, T)``, the share of a lane token's k graph neighbours that are tokens of a lane of the same
-    road (other lanes of that road, or the lane itself at another patch). Chance level: `same_road_chance`."""
+    ``x (B, lanes, T)``, the share of a lane token's k nearest tokens of **other** lanes (cosine of g, the
+    space the kNN graph is built in) that belong to a lane of the same road. Tokens of the token's own lane
+    are left out of the candidates (a lane's other patches are trivially close and would count as "same
+    road"). Chance level: `same_road_chance`."""
     if model.graph != "knn" or model.released_code:
         raise ValueError("same_road_share needs the paper-mode kNN graph")
     model.eval()
     dev = next(model.parameters()).device
     x = x.to(dev)
     B, C, _ = x.shape
-    xn = model.revin.norm(x)
-    xn = xn + model.adaptive(xn)
-    z = model.embed(model.patchify(xn)) + model.pos
-    g = model.proj(z.reshape(B, C * model.np, model.d))
-    idx = knn_graph(g, model.k)
+    g = F.normalize(model.proj(lane_tokens(model, x)), dim=-1)
+    chan = torch.arange(C, device=dev).repeat_interleave(model.np)                      # token -> lane
+    sim = (g @ g.transpose(1, 2)).masked_fill(chan.view(1, -1, 1) == chan.view(1, 1, -1), -float("inf"))
+    idx = sim.topk(model.k, dim=-1).indices
     road = torch.as_tensor(np.asarray(lane_road), device=dev).repeat_interleave(model.np)     # token -> road
     return float((road[idx] == road.view(1, -1, 1)).float().mean())
 
 
 def same_road_chance(lane_road, n_p: int) -> float:
-    """The share `same_road_share` has for neighbours drawn at random among the other tokens."""
+    """The share `same_road_share` has for neighbours drawn at random among the tokens of the other lanes:
+    per lane, (lanes of its road - 1) / (lanes - 1), averaged over lanes (``n_p`` cancels)."""
     lane_road = np.asarray(lane_road)
     counts = np.bincount(lane_road)[lane_road]            # lanes of each lane's road
-    return float(np.mean((counts * n_p - 1) / (len(lane_road) * n_p - 1)))
+    return float(np.mean((counts - 1) / (len(lane_road) - 1)))
