@@ -10,11 +10,23 @@ import pytest
 import torch
 
 from icml26.dsac_aid import (
-    AGENTS, PRESETS, RELEASED, BatchedAgent, BatchedMLP, BatchedReplay, JACKPOT_ENV_ID, JackpotLine, NoisyReward,
-    OfficialState, agent_config, aid_lcb, aid_loss, aid_release_loss, dsact_loss, ensemble_uncertainty, epistemic_lcb,
-    impulse, make_jackpot, official_critic_loss, run_jackpot, soft_mc_bias, train, true_q,
+    AGENTS, PAPER_BETA_EVENTS, PRESETS, RELEASED, BatchedAgent, BatchedMLP, BatchedReplay, JACKPOT_ENV_ID, JackpotLine,
+    NoisyReward, OfficialState, agent_config, aid_lcb, aid_loss, aid_release_loss, beta_events, dsact_loss,
+    ensemble_uncertainty, epistemic_lcb, events_scaled_beta_lr, impulse, make_jackpot, official_behaviour_loss,
+    official_beta_trainer, official_critic_loss, official_policy_loss, run_jackpot, soft_mc_bias, toy_config, train,
+    true_q,
 )
 from icml26.dsac_aid.training import to_env_action
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_compute_thread():
+    """The chapter computes on one torch thread (`icml26.chapter.COMPUTE_THREADS`); the tests do too: on a loaded
+    2-core machine two threads made the small batched updates ~15x slower."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 # --------------------------------------------------------------------------- environments
@@ -219,18 +231,82 @@ def test_training_rejects_bad_intervals_spaces_and_rewards():
 def test_beta_is_one_sided_frozen_early_and_clamped():
     c = agent_config("DSAC-AID", hidden=(16, 16), q_bias_threshold=-20.0, beta0=0.1, beta_lr=5e-3)
     ag = BatchedAgent(c, 1, 1, 4)
-    beta = ag.update_beta(np.array([+1.0, -1.0, -5.0, 0.0]))     # b > 0: none; b = -1: step; -5 <= 0.2*(-20): frozen
-    assert beta[0] == pytest.approx(0.1) and beta[1] == pytest.approx(0.1 - 5e-3, abs=1e-6)
-    assert beta[2] == pytest.approx(0.1) and beta[3] == pytest.approx(0.1)
-    beta = ag.update_beta(np.array([1.0, -1.0, -3.0, 0.0]))      # -3 > -4: seed 2 unfreezes (the latch) and steps
-    assert beta[2] == pytest.approx(0.1 - 5e-3, abs=1e-6)
-    beta = ag.update_beta(np.array([1.0, -1.0, -5.0, 0.0]))      # latched: -5 no longer freezes it
-    assert beta[2] < 0.1 - 5e-3
-    for _ in range(40):
+    beta = ag.update_beta(np.array([+1.0, -1.0, -5.0, 0.0]))     # frozen: every event counts as 0, beta stays
+    assert np.allclose(beta, 0.1)
+    assert ag.beta_frozen.tolist() == [False, False, True, False]  # -5 <= 0.2 * (-20): seed 2 stays frozen
+    beta = ag.update_beta(np.array([+1.0, -1.0, -3.0, 0.0]))     # b > 0: none; b = -1: a step down; seed 2 opens
+    assert beta[0] == pytest.approx(0.1) and beta[1] < 0.1 and beta[2] == pytest.approx(0.1) and beta[3] == pytest.approx(0.1)
+    for _ in range(60):
         beta = ag.update_beta(np.array([1.0, -1.0, -5.0, 0.0]))
-    assert beta[1] == 0.0 and beta[0] == pytest.approx(0.1)      # clamped at 0, never raised
+    assert beta[1] == 0.0 and beta[2] == 0.0 and beta[0] == pytest.approx(0.1)      # clamped at 0, never raised
     fixed = BatchedAgent(agent_config("AID beta fixed", hidden=(16, 16)), 1, 1, 1)
     assert fixed.update_beta(np.array([-3.0]))[0] == pytest.approx(0.2)
+
+
+def test_beta_loop_equals_the_official_trainer_with_torch_adam():
+    """Per seed, over 40 events with both signs, frozen starts and a moving normaliser Ubar: our vectorised beta
+    feedback equals the official trainer's loop with torch.optim.Adam (`official_beta_trainer`)."""
+    rng = np.random.default_rng(0)
+    S, K = 3, 40
+    b = rng.normal(-0.5, 1.0, size=(K, S))
+    b[0] = [-30.0, 0.5, -2.0]                          # seed 0 starts below 0.2 q_thr: frozen for a while
+    b[1, 0] = -25.0
+    u = np.abs(rng.normal(0.3, 0.2, size=(K, S)))     # Ubar below and above the 0.1 floor
+    c = agent_config("DSAC-AID", hidden=(16, 16), q_bias_threshold=-100.0, beta0=0.2, beta_lr=0.02)
+    ag = BatchedAgent(c, 1, 1, S)
+    ours = []
+    for k in range(K):
+        ag.u_bar = u[k].copy()
+        ours.append(ag.update_beta(b[k]))
+    ours = np.array(ours)
+    for s in range(S):
+        ref = official_beta_trainer(list(b[:, s]), list(u[:, s]), beta0=0.2, lr=0.02, q_bias_lower_threshold=-100.0,
+                                    freeze_early_beta=True)
+        np.testing.assert_allclose(ours[:, s], ref, atol=1e-9)
+    assert ours.min() >= 0 and ours[-1].max() < 0.2
+
+
+def test_beta_rate_scales_with_the_runs_events():
+    toy = PRESETS["book"]["toy"]
+    n = beta_events(toy["steps"], toy["warmup"], toy["eval_every"])
+    assert n == sum(1 for t in range(toy["eval_every"] - 1, toy["steps"], toy["eval_every"]) if t >= toy["warmup"])
+    assert PAPER_BETA_EVENTS == 600
+    aid, fixed = toy_config("DSAC-AID", toy), toy_config("AID beta fixed", toy)
+    assert aid.beta_lr == pytest.approx(RELEASED["gym-humanoid (1ea49cae)"]["beta_lr"] * 600 / n)
+    assert fixed.beta_lr == RELEASED["gym-humanoid (1ea49cae)"]["beta_lr"]     # beta never moves there
+    assert aid.ema_rate == aid.tau == toy["tau"]                                 # tau_b = tau, as in the code
+    with pytest.raises(ValueError):
+        events_scaled_beta_lr(5e-4, 0)
+
+
+@pytest.mark.parametrize("name", ["gym-humanoid (1ea49cae)", "gym-ant (1ea49cae)"])
+def test_actor_losses_equal_the_official_policy_and_behaviour_losses(name):
+    ac = agent_config("DSAC-AID", hidden=(16, 16), batch_size=32, **RELEASED[name])
+    ag = BatchedAgent(ac, 3, 2, 1, seed=5)
+    g = torch.Generator().manual_seed(6)
+    B = 32
+    batch = {"obs": torch.randn(1, B, 3, generator=g), "act": torch.rand(1, B, 2, generator=g) * 2 - 1,
+             "rew": torch.randn(1, B, generator=g), "next_obs": torch.randn(1, B, 3, generator=g),
+             "done": torch.zeros(1, B)}
+    noise = {"next": torch.randn(1, B, 2, generator=g), "z": torch.randn(1, 4, B, generator=g),
+             "pi": torch.randn(1, B, 2, generator=g), "pib": torch.randn(1, B, 2, generator=g)}
+    ag.beta[:] = 0.13
+    out = ag.losses(batch, noise)
+    a_pi, lp = ag.sample(ag.actor, batch["obs"], noise["pi"])
+    q, _ = ag.critic_values(batch["obs"], a_pi, detach_params=True)
+    ref = official_policy_loss([q[0, i] for i in range(4)], lp[0], alpha=float(ag.alpha[0]), lambda_lower=ac.lam_l)
+    assert float(out["actor"].detach()) == pytest.approx(float(ref.detach()), rel=1e-6, abs=1e-6)
+    for x, y in zip(torch.autograd.grad(out["actor"], list(ag.actor.parameters()), retain_graph=True),
+                    torch.autograd.grad(ref, list(ag.actor.parameters()))):
+        assert torch.allclose(x, y, rtol=1e-5, atol=1e-6)
+    a_b, lpb = ag.sample(ag.behaviour, batch["obs"], noise["pib"])
+    qb, sb = ag.critic_values(batch["obs"], a_b, detach_params=True)
+    refb = official_behaviour_loss([qb[0, i] for i in range(4)], [sb[0, i] for i in range(4)], lpb[0],
+                                   alpha=float(ag.alpha[0]), beta=0.13, lambda_upper=ac.lam_u)
+    assert float(out["behaviour"].detach()) == pytest.approx(float(refb.detach()), rel=1e-6, abs=1e-6)
+    for x, y in zip(torch.autograd.grad(out["behaviour"], list(ag.behaviour.parameters()), retain_graph=True),
+                    torch.autograd.grad(refb, list(ag.behaviour.parameters()))):
+        assert torch.allclose(x, y, rtol=1e-5, atol=1e-6)
 
 
 def test_agents_have_the_papers_structure():
@@ -240,7 +316,9 @@ def test_agents_have_the_papers_structure():
     assert all(getattr(aid.cfg, k) == v for k, v in rel.items() if k not in ("hidden",))   # the released default
     assert BatchedAgent(agent_config("AID w/o pi_b", hidden=(16, 16)), 1, 1, 2).behaviour is None
     assert agent_config("Ens-LCB").beta0 == 0.0 and agent_config("DSAC-T").n_critics == 2
-    assert set(AGENTS) >= {"SAC", "DSAC-T", "Ens-LCB", "Mean-Ens", "DSAC-AID", "AID w/o pi_b", "AID beta fixed"}
+    assert set(AGENTS) >= {"SAC", "DSAC-T", "Ens-LCB", "Mean-Ens", "DSAC-AID", "AID w/o pi_b", "AID beta fixed", "AID beta=0"}
+    zero = agent_config("AID beta=0")
+    assert zero.beta0 == 0 and not zero.adaptive_beta and zero.lam_u == aid.cfg.lam_u > 0   # only the aleatoric term differs
     # the exploit actor's mode is what `act(deterministic=True)` returns
     a = aid.act(np.zeros((2, 1)), deterministic=True)
     assert a.shape == (2, 1) and np.all(np.abs(a) <= 1)
@@ -254,6 +332,9 @@ def test_impulse_criterion():
     flat = np.full(10, 0.1)
     r = impulse(steps, np.stack([surge, late, flat], 1), q, 1000)
     assert r["impulse"].tolist() == [True, False, False] and r["b_max"][0] == 2.0
+    # amplitude = peak of the first half - mean after 75 %: a constant offset cancels, a late rise is negative
+    assert r["amplitude"][0] == pytest.approx(2.0 - 0.0) and r["amplitude"][2] == pytest.approx(0.0)
+    assert r["amplitude"][1] == pytest.approx(0.0 - np.mean([0.5, 1.0, 2.0]))
 
 
 def test_short_runs_are_deterministic_and_record_diagnostics():
@@ -346,10 +427,10 @@ def test_batched_critic_loss_equals_the_official_per_member_statement(name):
         ref = official_critic_loss([q[0, i] for i in range(4)], [s[0, i] for i in range(4)], [qn[0, i] for i in range(4)],
                                    [sn[0, i] for i in range(4)], [noise["z"][0, i] for i in range(4)],
                                    batch["rew"][0] * ac.reward_scale, batch["done"][0], lp2[0], alpha=float(ag.alpha[0]),
-                                   beta=0.15, gamma=ac.gamma, lambda_lower=ac.lam_l, tau_b=ac.tau_b, state=state,
+                                   beta=0.15, gamma=ac.gamma, lambda_lower=ac.lam_l, tau_b=ac.ema_rate, state=state,
                                    use_huber_loss=ac.huber, homogeneous=ac.homogeneous_sigma,
                                    epi_step_scale=ac.epi_step_scale, delta=ac.huber_delta)
-        assert float(out["critic"]) == pytest.approx(float(ref), rel=1e-6, abs=1e-6)
+        assert float(out["critic"].detach()) == pytest.approx(float(ref.detach()), rel=1e-6, abs=1e-6)
         gs = torch.autograd.grad(out["critic"], list(ag.critic.parameters()), retain_graph=True)
         gr = torch.autograd.grad(ref, list(ag.critic.parameters()))
         for a, b in zip(gs, gr):

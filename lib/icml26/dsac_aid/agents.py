@@ -55,7 +55,8 @@ class AgentConfig:
     hidden: tuple[int, ...] = (256, 256, 256)
     gamma: float = 0.99
     tau: float = 0.005
-    tau_b: float = 0.005                    # EMA rate of sigma_bar and Ubar_epi
+    tau_b: float | None = None              # EMA rate of sigma_bar, Ubar_epi, Ubar; None: tau (the code's
+                                            # kwargs.get("tau_b", self.tau); no released script sets it)
     lr: float = 1e-4
     delay: int = 2
     batch_size: int = 256
@@ -89,9 +90,9 @@ class AgentConfig:
                 raise ValueError(f"{name} must be finite and >= 0, got {v}")
         if not 0 <= self.gamma < 1:
             raise ValueError(f"gamma must lie in [0, 1), got {self.gamma}")
-        for name in ("tau", "tau_b"):
-            if not 0 < getattr(self, name) <= 1:
-                raise ValueError(f"{name} must lie in (0, 1], got {getattr(self, name)}")
+        for name, v in (("tau", self.tau), ("tau_b", self.ema_rate)):
+            if not 0 < v <= 1:
+                raise ValueError(f"{name} must lie in (0, 1], got {v}")
         for name in ("lr", "beta_lr", "huber_delta", "reward_scale", "alpha0", "uncertainty_floor"):
             v = getattr(self, name)
             if not (math.isfinite(v) and v > 0):
@@ -101,6 +102,11 @@ class AgentConfig:
         if self.delay < 1 or self.batch_size < 1 or not self.hidden:
             raise ValueError("delay and batch_size must be >= 1 and hidden non-empty")
         return self
+
+    @property
+    def ema_rate(self) -> float:
+        """The EMA rate tau_b of sigma_bar, Ubar_epi and the beta normaliser: tau unless set (official code)."""
+        return self.tau if self.tau_b is None else self.tau_b
 
     def scaled(self, factor: float) -> "AgentConfig":
         """The reward-scale-bound constants for a task whose rewards are `factor` times smaller than the
@@ -138,10 +144,25 @@ AGENTS: dict[str, dict] = {
     "DSAC-AID": dict(),
     "AID w/o pi_b": dict(lam_u=0.0),
     "AID beta fixed": dict(adaptive_beta=False),
+    "AID beta=0": dict(beta0=0.0, adaptive_beta=False),
     "AID (Huber, generic/DMC)": RELEASED["generic / DMC (640e85a4)"],
 }
 """Named agents: overrides of `AgentConfig` (the default is DSAC-AID with the released Gym-MuJoCo hyper-parameters).
-Mean-Ens (no pessimism at all, lambda_L = beta = 0) is the agent of the brief's tabular prototype."""
+Mean-Ens (no pessimism at all, lambda_L = beta = 0) is the agent of the brief's tabular prototype. ``AID beta fixed``
+keeps beta at beta0; ``AID beta=0`` is DSAC-AID without the aleatoric term (beta = 0, the optimistic pi_b kept): the
+comparator that isolates the aleatoric penalty."""
+
+PAPER_BETA_EVENTS = 1_500_000 // 2_500
+"""Evaluation events, hence beta steps, in one released run (max_iteration 1.5e6, eval_interval 2 500): 600."""
+
+
+def events_scaled_beta_lr(beta_lr: float, n_events: int) -> float:
+    """beta's Adam rate for a run with `n_events` beta events, scaled so that beta can travel as far over the run as
+    in the released one: beta_lr * PAPER_BETA_EVENTS / n_events (one Adam step moves beta by about its rate when the
+    bias keeps its sign). The toy's runs have 10-20 events; unscaled, beta could move by 0.01 at most."""
+    if n_events < 1 or not beta_lr > 0:
+        raise ValueError(f"need n_events >= 1 and beta_lr > 0, got {n_events}, {beta_lr}")
+    return beta_lr * PAPER_BETA_EVENTS / n_events
 
 
 def agent_config(name: str, **overrides) -> AgentConfig:
@@ -338,10 +359,10 @@ class BatchedAgent(nn.Module):
                     self.u_bar = out["uncertainty"].astype(float)
                 self._sigma_bar_init = True
             else:
-                self.sigma_bar.lerp_(sigma.detach().mean(dim=-1, keepdim=True), c.tau_b)
-                self.u_epi_bar.lerp_(u_epi.mean(dim=-1).reshape(self.S, 1, 1), c.tau_b)
+                self.sigma_bar.lerp_(sigma.detach().mean(dim=-1, keepdim=True), c.ema_rate)
+                self.u_epi_bar.lerp_(u_epi.mean(dim=-1).reshape(self.S, 1, 1), c.ema_rate)
                 if "uncertainty" in out:
-                    self.u_bar = (1 - c.tau_b) * self.u_bar + c.tau_b * out["uncertainty"]
+                    self.u_bar = (1 - c.ema_rate) * self.u_bar + c.ema_rate * out["uncertainty"]
             y_zb = L.clip_sample_target(y_z, q.detach(), self.sigma_bar)
             if c.loss == "dsact":
                 per_seed = L.dsact_loss(q, sigma, y_q.unsqueeze(1), y_zb, self.sigma_bar, eps=c.eps)
@@ -396,20 +417,28 @@ class BatchedAgent(nn.Module):
         return {"critic_loss": float(out["critic"].detach()), "q_mean": float(out["q"].mean())}
 
     def update_beta(self, bias: np.ndarray) -> np.ndarray:
-        """The code's one-sided beta feedback (`off_serial_dsacaid_trainer`, `DSACAID.local_update`), called at
-        evaluation events with the measured bias b: with freeze_early_beta beta stays frozen until the first event
-        with b > 0.2 q_thr, then never again (a latch); b > 0: no update; else one Adam step on
-        -beta * max(b, q_thr) / max(Ubar, floor), then beta = max(beta, 0). Returns the new beta (S,)."""
+        """The code's one-sided beta feedback (`off_serial_dsacaid_trainer.step`, `DSACAID.local_update` and
+        `_compute_loss_beta`), called at evaluation events with the measured bias b, per seed:
+
+        * while the early-freeze latch is set, the event's bias is replaced by 0 (the trainer's
+          ``self.overestimation = 0``), and the latch opens for good at the first b > 0.2 q_thr;
+        * b > 0 (after the replacement): no step (``update_beta = False``);
+        * else one Adam step on -beta * max(b, q_thr) / max(Ubar, floor) (a zero gradient while frozen: Adam
+          still counts the step, as torch's does), then beta = max(beta, 0) (`_get_beta`).
+
+        Returns the new beta (S,). `reference.official_beta_trainer` restates the code for the tests.
+        """
         c = self.cfg
         b = np.asarray(bias, dtype=float).reshape(-1)
         if b.shape != (self.S,) or not np.all(np.isfinite(b)):
             raise ValueError(f"update_beta: need {self.S} finite biases, got {bias!r}")
         if not c.adaptive_beta:
             return self.beta.copy()
+        b_eff = np.where(self.beta_frozen, 0.0, b)
         if c.freeze_early_beta:
             self.beta_frozen &= ~(b > 0.2 * c.q_bias_threshold)
-        mask = (b < 0) & ~self.beta_frozen   # b > 0: no update; b = 0: zero gradient, Adam would not move
-        grad = -np.maximum(b, c.q_bias_threshold) / np.maximum(self.u_bar, c.uncertainty_floor)
+        mask = b_eff <= 0
+        grad = -np.maximum(b_eff, c.q_bias_threshold) / np.maximum(self.u_bar, c.uncertainty_floor)
         self.beta = np.maximum(self._beta_opt.step(self.beta, grad, mask), 0.0)
         return self.beta.copy()
 

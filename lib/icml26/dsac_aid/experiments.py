@@ -14,14 +14,14 @@ Q^pi is the variance-free soft value of the stochastic exploit policy (`envs.tru
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from . import losses as L
-from .agents import AgentConfig, BatchedAgent, agent_config
+from .agents import AgentConfig, BatchedAgent, agent_config, events_scaled_beta_lr
 from .envs import VARIANTS, JackpotLine, NoisyReward, make_jackpot, true_q
 from .training import TrainLog, soft_mc_bias, train
 
@@ -29,13 +29,28 @@ JACKPOT_PROBE = {"jackpot": (0.9, 0.5), "bank": (-0.9, -0.5)}
 """(x, a) pairs where the uncertainties are read: inside each zone, moving further in."""
 
 
+def beta_events(steps: int, warmup: int, eval_every: int) -> int:
+    """How many evaluation events of `training.train` can move beta: those at or after the warm-up."""
+    return sum(1 for t in range(eval_every - 1, steps, eval_every) if t >= warmup)
+
+
+def with_run_beta_lr(ac: AgentConfig, cfg: dict) -> AgentConfig:
+    """An adaptive-beta agent's beta rate scaled to this run's number of beta events (`events_scaled_beta_lr`):
+    the released rate 5e-4 over 600 events becomes e.g. 0.025 over 12 events. Other agents are returned as they are."""
+    if not ac.adaptive_beta:
+        return ac
+    n = beta_events(cfg["steps"], cfg["warmup"], cfg["eval_every"])
+    return replace(ac, beta_lr=events_scaled_beta_lr(ac.beta_lr, max(n, 1)))
+
+
 def toy_config(name: str, cfg: dict) -> AgentConfig:
-    """A named agent at the toy's sizes. The released Gym-MuJoCo configuration already runs at the toy's reward
-    scale (0.1); a configuration at another scale (the generic / DMC one, 50) has its scale-bound constants
-    rescaled (`AgentConfig.scaled`)."""
+    """A named agent at the toy's sizes, its beta rate scaled to the run's beta events (`with_run_beta_lr`). The
+    released Gym-MuJoCo configuration already runs at the toy's reward scale (0.1); a configuration at another
+    scale (the generic / DMC one, 50) has its scale-bound constants rescaled (`AgentConfig.scaled`)."""
     base = agent_config(name, hidden=tuple(cfg["hidden"]), batch_size=cfg["batch"], gamma=cfg["gamma"], lr=cfg["lr"],
                         tau=cfg["tau"], alpha0=cfg["alpha0"])
-    return base.scaled(base.reward_scale / cfg["reward_scale"]) if base.reward_scale != cfg["reward_scale"] else base
+    base = base.scaled(base.reward_scale / cfg["reward_scale"]) if base.reward_scale != cfg["reward_scale"] else base
+    return with_run_beta_lr(base, cfg)
 
 
 @dataclass
@@ -155,12 +170,21 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     return JackpotRun(agent_name, per, seeds, log, cfg["steps"], agent)
 
 
-def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps: int, frac: float = 0.1) -> dict[str, np.ndarray]:
+def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps: int, frac: float = 0.1,
+            late_frac: float = 0.75) -> dict[str, np.ndarray]:
     """The impulse test per seed: an interior maximum b_max > 0 of the bias curve in the first half of training
-    with b_max - b_final >= frac |Q^pi| (final Q^pi of the same state-action). ``bias``, ``q_true``: (n_evals, S)."""
+    with b_max - b_final >= frac |Q^pi| (final Q^pi of the same state-action). ``bias``, ``q_true``: (n_evals, S).
+
+    Also the impulse *amplitude*: the peak of the first half minus the late level (the mean over the events after
+    `late_frac` of training). A constant offset (a pessimism that is the same all along) cancels in it; only a
+    surge that comes and goes makes it large."""
     bias, q_true, steps = np.asarray(bias, float), np.asarray(q_true, float), np.asarray(steps)
     if bias.ndim != 2 or bias.shape != q_true.shape or bias.shape[0] != steps.size:
         raise ValueError(f"impulse: bias and q_true must be (n_evals, S) with n_evals = len(steps), got {bias.shape}, {q_true.shape}")
+    late = steps > late_frac * total_steps
+    first = steps <= 0.5 * total_steps
+    if not late.any() or not first.any():
+        raise ValueError("impulse: need evaluation events in the first half and after late_frac of training")
     i = bias.argmax(axis=0)
     b_max = bias.max(axis=0)
     b_final = bias[-1]
@@ -168,7 +192,10 @@ def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps
     early = steps[i] <= 0.5 * total_steps
     drop = b_max - b_final
     ok = interior & early & (b_max > 0) & (drop >= frac * np.abs(q_true[-1]))
-    return {"b_max": b_max, "b_final": b_final, "t_max": steps[i], "drop": drop, "impulse": ok}
+    peak_first = bias[first].max(axis=0)
+    late_level = bias[late].mean(axis=0)
+    return {"b_max": b_max, "b_final": b_final, "t_max": steps[i], "drop": drop, "impulse": ok,
+            "peak_first_half": peak_first, "late_level": late_level, "amplitude": peak_first - late_level}
 
 
 def ratio_after(run: JackpotRun, variant: str, zone: str, frac: float = 0.25) -> np.ndarray:
@@ -203,6 +230,7 @@ def run_control(agent_name: str, env_id: str, sigma: float, n_seeds: int, cfg: d
                       tau=cfg["tau"], alpha0=cfg["alpha0"], **overrides)
     if ac.reward_scale != cfg["reward_scale"]:
         ac = ac.scaled(ac.reward_scale / cfg["reward_scale"])
+    ac = with_run_beta_lr(ac, cfg)
     agent = BatchedAgent(ac, od, ad, n_seeds, seed=seed * 7919 + 29, device=device)
     seeds = [seed * 100 + k for k in range(n_seeds)]
     make = make_noisy(env_id, sigma)

@@ -1,4 +1,6 @@
-"""A per-member re-statement of the official critic update, the oracle for the fidelity checks (F1, F2).
+"""Per-member re-statements of the official updates, the oracles for the fidelity checks (F1) and the tests:
+the critic loss (`official_critic_loss`), the two actor losses (`official_policy_loss`,
+`official_behaviour_loss`) and the trainer's beta loop with torch's Adam (`official_beta_trainer`).
 
 `official_critic_loss` follows `DSACAID._compute_loss_q` and `_compute_target_q` of
 `yzy-yuzhouyang/GOPS` (`gops/algorithm/dsacaid.py`, commit 640e85a4) step by step for one seed, with a Python
@@ -83,3 +85,56 @@ def official_critic_loss(qs: list[torch.Tensor], sigmas: list[torch.Tensor], q_n
             loss = -torch.mean(q_ratio * qs[i] * (target_q - qs[i]).detach() + sig_term)
         total = total + loss
     return total
+
+
+def official_policy_loss(qs: list[torch.Tensor], log_prob: torch.Tensor, *, alpha: float, lambda_lower: float) -> torch.Tensor:
+    """`DSACAID._compute_loss_policy` for one seed: mean(alpha log pi(a|s) - (Qbar - lambda_L sqrt(clamp(Var_i Q_i, 1e-8))))
+    with ``qs[i]`` member i's Q at the freshly sampled action a ~ pi (B,) and alpha a number (no gradient)."""
+    q_all = torch.stack(qs)
+    u_epistemic = torch.var(q_all, dim=0)
+    target_q = torch.mean(q_all, dim=0) - lambda_lower * torch.sqrt(torch.clamp(u_epistemic, min=1e-8))
+    return (alpha * log_prob - target_q).mean()
+
+
+def official_behaviour_loss(qs: list[torch.Tensor], sigmas: list[torch.Tensor], log_prob: torch.Tensor, *, alpha: float,
+                            beta: float, lambda_upper: float) -> torch.Tensor:
+    """`DSACAID._compute_loss_behavior_policy` for one seed: mean(alpha log pi_b - (Qbar + lambda_U sqrt(clip(U_epi +
+    (beta / lambda_U)^2 U_ale, 1e-8)))) at a ~ pi_b (the symmetric UCB)."""
+    q_all = torch.stack(qs)
+    u_epistemic = torch.var(q_all, dim=0)
+    u_aleatoric = torch.mean(torch.stack(sigmas) ** 2, dim=0)
+    factor = (beta / lambda_upper) ** 2
+    target_q = torch.mean(q_all, dim=0) + lambda_upper * torch.sqrt(torch.clip(u_epistemic + factor * u_aleatoric, min=1e-8))
+    return (alpha * log_prob - target_q).mean()
+
+
+def official_beta_trainer(biases: list[float], mean_uncertainty: list[float], *, beta0: float, lr: float,
+                          q_bias_lower_threshold: float, freeze_early_beta: bool) -> list[float]:
+    """The trainer's beta loop for one seed (`OffSerialDsacaidTrainer.step`, `DSACAID.local_update`,
+    `_compute_gradient`'s beta branch, `_compute_loss_beta`, `_get_beta`), one evaluation event at a time, with
+    torch's own Adam on the scalar parameter: while ``early_stage_flag`` the event's overestimation is 0 (the flag
+    drops at the first bias > 0.2 q_thr); an overestimation > 0 skips the step; else loss = -beta *
+    max(b, q_thr) / max(Ubar, 0.1), one Adam step, and beta is clamped at 0 when read. ``mean_uncertainty[k]`` is
+    Ubar at event k. Returns beta after each event. (Synchronous: the code consumes an evaluation one interval
+    late, through Ray.)"""
+    beta = torch.nn.Parameter(torch.tensor(beta0, dtype=torch.float64))
+    opt = torch.optim.Adam([beta], lr=lr)
+    early = bool(freeze_early_beta)
+    out = []
+    for b, u in zip(biases, mean_uncertainty):
+        if early:
+            if b > 0.2 * q_bias_lower_threshold:
+                early = False
+            over = 0.0
+        else:
+            over = float(b)
+        if not over > 0:
+            over = max(over, q_bias_lower_threshold) / max(float(u), 0.1)
+            opt.zero_grad()
+            (-beta * over).backward()
+            opt.step()
+        if beta.item() < 0:
+            with torch.no_grad():
+                beta.fill_(0.0)
+        out.append(beta.item())
+    return out
