@@ -310,12 +310,121 @@ def test_within_best_means_uses_cv_means_not_the_per_fold_maximum():
 def test_published_config_runs_only_where_published():
     from icml26.ecsel import PUBLISHED_CONFIGS, load_classification, run_classification
 
-    assert set(PUBLISHED_CONFIGS) == {"iris"} and PUBLISHED_CONFIGS["iris"]["n_terms"] == 1
+    assert set(PUBLISHED_CONFIGS) == {"iris", "hearts", "seeds", "ilpd", "transfusion", "loan"}
+    assert PUBLISHED_CONFIGS["iris"]["n_terms"] == 1 and PUBLISHED_CONFIGS["loan"]["threshold"] == 0.6
     ds = [load_classification("iris"), load_classification("wine")]
     out = run_classification(ds, folds=2, repeats=1, ecsel={"ECSEL_published": dict(published=True)},
                              baselines=("LR",))
     assert set(out[out.method == "ECSEL_published"].dataset) == {"iris"}
     assert out[out.method == "ECSEL_published"].config.str.contains("'random_state': 42").all()
+    replay = run_classification(ds[:1], folds=2, repeats=1, ecsel={"r": dict(replay=("seeds",))}, baselines=("LR",))
+    assert set(replay.method) == {"LR", "pub:seeds"}  # a replayed configuration runs on every dataset
+
+
+def test_authors_gradient_matches_torch_autograd():
+    """The authors' recipe's analytical gradient (numpy, as theirs) equals autograd of the same penalised loss, for
+    the softmax (per-sample mean cross-entropy), the binary sigmoid, the squared error and sample weights."""
+    from icml26.ecsel.model import authors_loss_and_grad
+
+    rng = np.random.default_rng(0)
+    R, nb, m, K = 2, 7, 3, 2
+    lx = rng.normal(size=(R, nb, m))
+    lam = np.array([1e-2, 3e-3])
+    for task, C, w in (("clf", 3, None), ("clf", 1, None), ("sr", 1, None), ("clf", 3, rng.uniform(0.5, 2, (R, nb)))):
+        a, b = rng.normal(size=(R, C, K)), 0.5 * rng.normal(size=(R, C, K, m))
+        yb = rng.normal(size=(R, nb)) if task == "sr" else rng.integers(0, max(C, 2), (R, nb))
+        loss, ga, gb = authors_loss_and_grad(task, lx, yb, w, a, b, lam, C)
+        ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        z = (torch.exp(torch.einsum("rnm,rckm->rnck", torch.tensor(lx), tb)) * ta[:, None]).sum(-1)
+        if task == "sr":
+            per = (z[..., 0] - torch.tensor(yb)) ** 2
+        elif C == 1:
+            per = torch.nn.functional.binary_cross_entropy_with_logits(z[..., 0], torch.tensor(yb, dtype=z.dtype),
+                                                                       reduction="none")
+        else:
+            per = -torch.log_softmax(z, -1).gather(-1, torch.tensor(yb)[..., None])[..., 0]
+        data = per.mean(-1) if w is None else (per * torch.tensor(w)).sum(-1) / torch.tensor(w).sum(-1)
+        tl = data + torch.tensor(lam) * (ta.abs().sum((1, 2)) + tb.abs().sum((1, 2, 3)))
+        tl.sum().backward()
+        assert np.allclose(loss, tl.detach().numpy(), rtol=1e-12)
+        assert np.allclose(ga, ta.grad.numpy(), rtol=1e-10, atol=1e-13)
+        assert np.allclose(gb, tb.grad.numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_authors_minibatch_sigmoid_restarts_match_the_transcription():
+    """Review (6): the mini-batch path (their per-epoch shuffle), the binary sigmoid, the softmax of a binary problem
+    (use_sigmoid=False), restarts and early stopping equal the plain one-restart-at-a-time transcription."""
+    from icml26.ecsel.reference import authors_reference
+
+    rng = np.random.default_rng(3)
+    U = np.log(rng.uniform(0.01, 10.01, (90, 4)))
+    y = (U[:, 0] - U[:, 1] > 0.2).astype(int)
+    for sig in (True, False):
+        kw = dict(n_classes=2, n_terms=2, lam=0.02, lr=0.05, seed=11, restarts=3, batch_size=32, epochs=20, patience=4,
+                  use_sigmoid=sig)
+        fit = fit_signomial_authors(U, y, task="clf", **kw)
+        a_ref, b_ref, best = authors_reference(U, y, **kw)
+        assert np.abs(fit.alpha - a_ref).max() < 1e-8 and np.abs(fit.beta - b_ref).max() < 1e-8
+        assert fit.objective == pytest.approx(best, rel=1e-10)
+    # large logits: their clip at +-500 keeps the gradient (P - Y) / n of the clipped probabilities
+    from sklearn.datasets import load_breast_cancer, load_wine
+    for loader, C in ((load_breast_cancer, 2), (load_wine, 3)):
+        X, yy = loader(return_X_y=True)
+        Ub = np.log(0.01 + 10 * (X - X.min(0)) / np.ptp(X, 0))
+        kw = dict(n_classes=C, n_terms=2, lam=1e-3, lr=3e-3, seed=0, restarts=2, batch_size=64, epochs=3, patience=3)
+        fit = fit_signomial_authors(Ub, yy, task="clf", **kw)
+        a_ref, b_ref, best = authors_reference(Ub, yy, use_sigmoid=True, **kw)
+        assert np.abs(fit.beta - b_ref).max() < 1e-8 and fit.objective == pytest.approx(best, rel=1e-10)
+
+
+def test_authors_grid_equals_fits_one_at_a_time():
+    """A (lam, lr) grid run side by side gives each point's single fit (and the classifier's fit_grid its fits)."""
+    from sklearn.datasets import load_iris
+
+    from icml26.ecsel import fit_signomial_authors_grid
+
+    rng = np.random.default_rng(1)
+    U = np.log(rng.uniform(1, 10, (60, 3)))
+    y = np.argmax(U @ rng.normal(size=(3, 3)), 1)
+    kw = dict(task="clf", n_classes=3, n_terms=2, batch_size=16, epochs=15, patience=3, restarts=2, seed=4)
+    grid = [(1e-3, 1e-2), (5e-3, 3e-2)]
+    both = fit_signomial_authors_grid(U, y, grid=grid, **kw)
+    for (lam, lr), res in zip(grid, both):
+        one = fit_signomial_authors(U, y, lam=lam, lr=lr, **kw)
+        assert np.allclose(res.alpha, one.alpha, rtol=1e-12, atol=1e-14) and res.epochs == one.epochs
+        assert np.allclose(res.history, one.history, rtol=1e-12)
+    X, yi = load_iris(return_X_y=True)
+    proto = SignomialClassifier(recipe="authors", n_terms=1, restarts=1, epochs=20, batch_size=32)
+    fits = proto.fit_grid(X, yi, grid)
+    for (lam, lr), f in zip(grid, fits):
+        single = SignomialClassifier(recipe="authors", n_terms=1, restarts=1, epochs=20, batch_size=32, lam=lam,
+                                     lr=lr).fit(X, yi)
+        assert f.lam == lam and np.allclose(f.predict_proba(X), single.predict_proba(X), rtol=1e-10)
+    with pytest.raises(ValueError, match="authors"):
+        SignomialClassifier().fit_grid(X, yi, grid)
+
+
+def test_peer_comparison_timing_rounds_and_curves():
+    import pandas as pd
+
+    from icml26.ecsel import recovery_rates, strongest_peer, time_to_solution_ratio, training_curves
+    rows = []
+    for s in (1, 2, 3):
+        for e in ("a", "b"):
+            rows.append(dict(eq=e, seed=s, method="ecsel", recovered=True, seconds=1.0 * s))
+            rows.append(dict(eq=e, seed=s, method="p1", recovered=e == "a", seconds=4.0 * s))
+            rows.append(dict(eq=e, seed=s, method="p2", recovered=False, seconds=0.1))
+    rec = pd.DataFrame(rows)
+    assert recovery_rates(rec, "p1", ["a", "b"], [1, 2, 3]) == [0.5, 0.5, 0.5]
+    assert strongest_peer(rec, ["p2", "p1"], ["a", "b"], [1, 2, 3]) == "p1"
+    ratio = time_to_solution_ratio(rec, "ecsel", "p1", ["a", "b"], [1, 2, 3])
+    assert ratio.per_round == (0.25, 0.25, 0.25) and ratio.value == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="one per equation"):
+        recovery_rates(rec[rec["eq"] == "a"], "p1", ["a", "b"], [1])
+    table = pd.DataFrame([dict(dataset="d", method="ECSEL", history=[3.0, 2.0, 1.0]),
+                          dict(dataset="d", method="ECSEL", history=[2.0, 1.5]), dict(dataset="d", method="LR", history=None)])
+    steps, values = training_curves(table)["d"]
+    assert steps.tolist() == [1, 2, 3] and values.tolist() == [[3.0, 2.0, 1.0], [2.0, 1.5, 1.5]]
 
 
 def test_to_sympy_after_fitting_on_a_dataframe():

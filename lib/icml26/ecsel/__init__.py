@@ -7,7 +7,7 @@ read from their released ``ecsel.py``.
 * estimators (scikit-learn): :class:`SignomialRegressor`, :class:`SignomialClassifier` (``recipe='staged'`` or
   ``'authors'``)
 * core: :func:`fit_signomial` (staged schedule), :func:`fit_signomial_authors` (authors' recipe),
-  :func:`signomial_scores`
+  :func:`fit_signomial_authors_grid` (the same at many (lam, lr) side by side), :func:`signomial_scores`
 * explanations: :func:`elasticity`, :func:`counterfactual`, :func:`boundary_sensitivity`,
   :func:`attribution`, :func:`exact_shapley`, :func:`term_values`, :func:`log_score`
 * benchmark: :data:`FEYNMAN`, :func:`census`, :func:`signomial_terms`, :func:`recovered`, :func:`snap_value`
@@ -24,18 +24,20 @@ from .data import Dataset, load_classification, osi_like, paysim_like
 from .estimators import (AUTHORS_RANGE, PAPER_RANGE, RECIPES, SignomialClassifier, SignomialRegressor, auto_batch_size,
                          check_positive, loglinear_warm_start)
 from .experiments import (IN_DOMAIN, PUBLISHED_CONFIGS, SMOKE_SUBSET, STLSQ_LIBRARIES, THRESHOLDS, baseline_models,
-                          case_study, dominant_term, feynman_split, gap_to_best, minority_recall, run_classification,
-                          run_jobs, run_recovery, select_signomial, weighted_f1, within_best, within_best_means)
-from .reference import authors_softmax_reference
+                          case_study, dominant_term, feynman_split, gap_to_best, is_ecsel, minority_recall,
+                          recovery_rates, run_classification, run_jobs, run_recovery, select_signomial, strongest_peer,
+                          time_to_solution_ratio, training_curves, weighted_f1, within_best, within_best_means)
+from .reference import authors_reference, authors_softmax_reference
 from .explain import (attribution, boundary_sensitivity, counterfactual, elasticity, exact_shapley, log_score,
                       term_values)
 from .feynman import (FEYNMAN, FeynmanEquation, census, design_matrix, r2, recovered, refit_terms, signomial_ids,
                       signomial_terms, snap_value, terms_predict, terms_to_sympy)
-from .model import BETA_MAX, FitResult, authors_init, fit_signomial, fit_signomial_authors, signomial_scores
+from .model import (BETA_MAX, FitResult, authors_init, fit_signomial, fit_signomial_authors, fit_signomial_authors_grid,
+                    signomial_scores)
 from .presets import MULTI_TERM, PRESETS
 
 __all__ = [
-    "AUTHORS_RANGE", "BETA_MAX", "IN_DOMAIN", "PUBLISHED_CONFIGS", "authors_softmax_reference", "gap_to_best",
+    "AUTHORS_RANGE", "BETA_MAX", "IN_DOMAIN", "PUBLISHED_CONFIGS", "authors_reference", "authors_softmax_reference", "gap_to_best",
     "within_best_means", "Dataset", "EXACT_NMSE", "FEYNMAN", "FeynmanEquation", "FitResult", "MULTI_TERM",
     "NARROW_GRID", "PAPER_RANGE", "PRESETS", "RECIPES", "SMOKE_SUBSET", "STLSQ_LIBRARIES", "SignomialClassifier",
     "SignomialRegressor", "THRESHOLDS", "WIDE_GRID", "attribution", "authors_init", "baseline_models",
@@ -45,5 +47,6 @@ __all__ = [
     "minority_recall", "nmse", "osi_like", "paysim_like", "power_library", "r2", "recovered", "refit_terms",
     "run_classification", "run_jobs", "run_recovery", "select_signomial", "signomial_ids", "signomial_scores",
     "signomial_terms", "snap_value", "stlsq", "stlsq_engine_name", "term_values", "terms_predict", "terms_to_sympy",
-    "weighted_f1", "within_best",
+    "weighted_f1", "within_best", "fit_signomial_authors_grid", "is_ecsel", "recovery_rates", "strongest_peer",
+    "time_to_solution_ratio", "training_curves",
 ]

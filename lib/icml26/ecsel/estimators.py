@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .feynman import design_matrix, snap_value
-from .model import fit_signomial, fit_signomial_authors, signomial_scores
+from .model import fit_signomial, fit_signomial_authors, fit_signomial_authors_grid, signomial_scores
 
 RECIPES = ("staged", "authors")
 PAPER_RANGE = (1.0, 10.0)
@@ -308,6 +308,19 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         return np.clip(lo + (hi - lo) * (X - self.min_) / span, lo, hi)
 
     def fit(self, X, y):
+        return self._fit(X, y, None)[0]
+
+    def fit_grid(self, X, y, grid) -> list["SignomialClassifier"]:
+        """Clones of this classifier (``recipe='authors'``) fitted at every ``(lam, lr)`` of ``grid``, run side by
+        side as one batch (:func:`icml26.ecsel.model.fit_signomial_authors_grid`): each equals
+        ``clone(self).set_params(lam=lam, lr=lr).fit(X, y)``, at a fraction of the cost of fitting them in turn."""
+        if self.recipe != "authors":
+            raise ValueError(f"fit_grid runs the authors' recipe only, got recipe={self.recipe!r}")
+        return self._fit(X, y, [(float(lam), float(lr)) for lam, lr in grid])
+
+    def _fit(self, X, y, grid):
+        from sklearn.base import clone
+
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self.feature_map not in ("unit", "none"):
@@ -330,24 +343,33 @@ class SignomialClassifier(ClassifierMixin, BaseEstimator):
         C, K = len(self.classes_), int(self.n_terms)
         w = None if self.class_weight is None else compute_sample_weight(self.class_weight, y)
         if self.recipe == "authors":
-            res = fit_signomial_authors(U, yi, task="clf", n_classes=C, n_terms=K, lam=self.lam,
-                                        lr=AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr),
-                                        batch_size=auto_batch_size(self.batch_size, len(U)), epochs=self.epochs,
-                                        patience=self.patience, restarts=self.restarts, sample_weight=w,
-                                        use_sigmoid=bool(self.use_sigmoid), seed=self.random_state)
+            lr = AUTHORS_DEFAULTS["lr"] if self.lr is None else float(self.lr)
+            results = fit_signomial_authors_grid(
+                U, yi, task="clf", grid=grid or [(self.lam, lr)], n_classes=C, n_terms=K,
+                batch_size=auto_batch_size(self.batch_size, len(U)), epochs=self.epochs, patience=self.patience,
+                restarts=self.restarts, sample_weight=w, use_sigmoid=bool(self.use_sigmoid), seed=self.random_state)
         else:
             ws = loglinear_warm_start(U, yi, C, K, w) if self.warm_start == "loglinear" and K > 1 else None
-            res = fit_signomial(U, yi, task="clf", warm_start=ws, n_classes=C, n_terms=K, lam=self.lam,
-                                restarts=self.restarts, adam_steps=tuple(self.adam_steps),
-                                lr=(0.05, 0.01) if self.lr is None else tuple(self.lr), strong=self.strong,
-                                lbfgs_iter=self.lbfgs_iter, polish=self.polish, init_scale=self.init_scale,
-                                sample_weight=w, seed=self.random_state)
-        alpha, beta = res.alpha, res.beta
-        if self.feature_map == "none":
-            alpha = alpha * np.exp(-np.einsum("ckm,m->ck", beta, np.log(self.gmean_)))
-        self.alpha_, self.beta_, self.objective_ = alpha, beta, res.objective
-        self.epochs_ = res.epochs
-        return self
+            results = [fit_signomial(U, yi, task="clf", warm_start=ws, n_classes=C, n_terms=K, lam=self.lam,
+                                     restarts=self.restarts, adam_steps=tuple(self.adam_steps),
+                                     lr=(0.05, 0.01) if self.lr is None else tuple(self.lr), strong=self.strong,
+                                     lbfgs_iter=self.lbfgs_iter, polish=self.polish, init_scale=self.init_scale,
+                                     sample_weight=w, seed=self.random_state)]
+        out = []
+        for i, res in enumerate(results):
+            est = self
+            if grid is not None:
+                est = clone(self).set_params(lam=grid[i][0], lr=grid[i][1])
+                for attr in ("n_features_in_", "feature_names_in_", "_le", "classes_", "min_", "span_", "gmean_"):
+                    if hasattr(self, attr):
+                        setattr(est, attr, getattr(self, attr))
+            alpha, beta = res.alpha, res.beta
+            if self.feature_map == "none":
+                alpha = alpha * np.exp(-np.einsum("ckm,m->ck", beta, np.log(self.gmean_)))
+            est.alpha_, est.beta_, est.objective_ = alpha, beta, res.objective
+            est.epochs_, est.history_ = res.epochs, res.history
+            out.append(est)
+        return out
 
     def transform_features(self, X) -> np.ndarray:
         """The model's inputs x~ (the min-max map, or X itself for feature_map='none')."""

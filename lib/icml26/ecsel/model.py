@@ -44,6 +44,7 @@ class FitResult:
     objective: float
     restart_objectives: list[float] = field(default_factory=list)
     epochs: int | None = None
+    history: np.ndarray | None = None
 
 
 def _check_fit_inputs(logX, y, task: str, n_terms: int, lam: float, restarts: int):
@@ -259,94 +260,171 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
     an L1 weight C times theirs). For ``task='sr'`` (the authors released no SR code: this is their
     classifier's optimiser transplanted) the loss is the mean squared error.
 
-    The restarts run side by side as one batch (each with its own shuffle and early stop), which gives the
-    same iterates as running them one after the other. ``sample_weight`` (ours; the authors' loss is
-    unweighted) makes each batch loss a weighted mean.
+    Like theirs, the gradient is analytical (numpy; checked against torch autograd in the unit tests) and the
+    logits are clipped to +-500 before the sigmoid or softmax with the gradient ``(P - Y) / n`` kept there
+    (:func:`authors_loss_and_grad`; the previous torch version zeroed it, a silent deviation). The
+    restarts run side by side as one batch (each with its own shuffle and early stop), which gives the same
+    iterates as running them one after the other. ``sample_weight`` (ours; the authors' loss is unweighted)
+    makes each batch loss a weighted mean. The result's ``history`` is the kept restart's best-so-far
+    training loss after each epoch (the loss of the model that stopping there would return).
     """
-    logX = _check_fit_inputs(logX, y, task, n_terms, lam, restarts)
-    if int(batch_size) < 1 or int(epochs) < 1 or int(patience) < 1 or not lr > 0:
-        raise ValueError(f"batch_size, epochs, patience must be >= 1 and lr > 0, got {batch_size}, {epochs}, "
-                         f"{patience}, {lr}")
+    return fit_signomial_authors_grid(logX, y, task=task, n_classes=n_classes, n_terms=n_terms, grid=((lam, lr),),
+                                      batch_size=batch_size, epochs=epochs, patience=patience, min_delta=min_delta,
+                                      restarts=restarts, clip=clip, sample_weight=sample_weight,
+                                      use_sigmoid=use_sigmoid, seed=seed)[0]
+
+
+def fit_signomial_authors_grid(logX: np.ndarray, y: np.ndarray, *, task: str, grid, n_classes: int = 1,
+                               n_terms: int = 2, batch_size: int = 64, epochs: int = 800, patience: int = 50,
+                               min_delta: float = 1e-6, restarts: int = 1, clip: float = 1.0,
+                               sample_weight: np.ndarray | None = None, use_sigmoid: bool = True,
+                               seed: int = 0) -> list[FitResult]:
+    """:func:`fit_signomial_authors` at every ``(lam, lr)`` of ``grid``, all run side by side as one batch of
+    ``len(grid) * restarts`` independent rows (restart r of every grid point seeded ``seed + r``). Each row
+    follows its own shuffle, steps and early stop, so result g equals ``fit_signomial_authors(lam=grid[g][0],
+    lr=grid[g][1], ...)`` (checked in the unit tests); the batch only shares the per-step numpy overhead, which
+    on these small data sets is most of the cost. Returns one :class:`FitResult` per grid point."""
+    grid = [(float(l), float(r)) for l, r in grid]
+    if not grid:
+        raise ValueError("grid needs at least one (lam, lr) pair")
+    for lam, lr in grid:
+        _check_fit_inputs(logX, y, task, n_terms, lam, restarts)
+        if not lr > 0:
+            raise ValueError(f"lr must be > 0, got {lr}")
+    logX = np.asarray(logX, float)
+    if int(batch_size) < 1 or int(epochs) < 1 or int(patience) < 1:
+        raise ValueError(f"batch_size, epochs, patience must be >= 1, got {batch_size}, {epochs}, {patience}")
     n, m = logX.shape
     C = 1 if task == "sr" or (int(n_classes) == 2 and use_sigmoid) else int(n_classes)
-    K, R = int(n_terms), int(restarts)
-    rngs = [np.random.default_rng(int(seed) + r) for r in range(R)]
+    K, Rr, G = int(n_terms), int(restarts), len(grid)
+    R = G * Rr
+    lam_r = np.repeat([g[0] for g in grid], Rr)
+    lr_r = np.repeat([g[1] for g in grid], Rr)
+    rngs = [np.random.default_rng(int(seed) + r) for _ in range(G) for r in range(Rr)]
     inits = [authors_init(g, C, K, m) for g in rngs]
-    alpha = torch.tensor(np.stack([a for a, _ in inits]), dtype=torch.float64, requires_grad=True)
-    beta = torch.tensor(np.stack([b for _, b in inits]), dtype=torch.float64, requires_grad=True)
-    lx = torch.as_tensor(logX, dtype=torch.float64)
-    yt = torch.as_tensor(np.asarray(y), dtype=torch.float64 if task == "sr" else torch.long)
-    wt = None if sample_weight is None else torch.as_tensor(np.asarray(sample_weight, float), dtype=torch.float64)
-    ybin = task == "clf" and C == 1
+    alpha = np.stack([a for a, _ in inits])  # (R, C, K)
+    beta = np.stack([b for _, b in inits])  # (R, C, K, m)
+    yv = np.asarray(y, float if task == "sr" else int)
+    wv = None if sample_weight is None else np.asarray(sample_weight, float)
 
-    def penalised(lxb, yb, wb, monitored: bool = False):
-        # ``monitored=False``: the objective whose gradient the authors' optimiser follows (per-sample mean
-        # cross-entropy + L1; their analytical gradient is (P - Y) / n); ``monitored=True``: the loss their
-        # early stopping reads, whose multi-class cross-entropy is divided by C as well (see the docstring).
-        z = _scores(lxb, alpha, beta)
-        if task == "sr":
-            per = (z[..., 0] - yb) ** 2
-        elif ybin:  # sigmoid cross-entropy on one logit
-            zz = z[..., 0].clamp(-500, 500)
-            per = torch.nn.functional.binary_cross_entropy_with_logits(zz, yb.to(zz.dtype), reduction="none")
-        else:  # softmax cross-entropy (two logits for a binary problem with use_sigmoid=False)
-            per = -torch.log_softmax(z, dim=-1).gather(-1, yb[..., None])[..., 0]
-            if monitored:
-                per = per / z.shape[-1]
-        data = per.mean(-1) if wb is None else (per * wb).sum(-1) / wb.sum(-1)
-        return data + lam * (alpha.abs().sum((1, 2)) + beta.abs().sum((1, 2, 3)))
+    def forward(lxb, yb, wb, a, b, monitored: bool, grad: bool):
+        return authors_loss_and_grad(task, lxb, yb, wb, a, b, lam_r, C, monitored=monitored, grad=grad)
 
-    m1 = [torch.zeros_like(alpha), torch.zeros_like(beta)]
-    m2 = [torch.zeros_like(alpha), torch.zeros_like(beta)]
-    t = torch.zeros(R, dtype=torch.float64)
+    m1, m2 = [np.zeros_like(alpha), np.zeros_like(beta)], [np.zeros_like(alpha), np.zeros_like(beta)]
+    t = np.zeros(R)
     b1, b2, eps = 0.9, 0.999, 1e-8
-    best_loss = torch.full((R,), float("inf"), dtype=torch.float64)
-    best_a, best_b = alpha.detach().clone(), beta.detach().clone()
-    wait = torch.zeros(R, dtype=torch.long)
-    active = torch.ones(R, dtype=torch.bool)
+    best_loss = np.full(R, np.inf)
+    best_a, best_b = alpha.copy(), beta.copy()
+    wait = np.zeros(R, dtype=int)
+    active = np.ones(R, dtype=bool)
+    stopped = np.full(R, int(epochs))
+    history = []
+    bs = int(batch_size)
     epoch = 0
-    for epoch in range(int(epochs)):
-        perms = torch.as_tensor(np.stack([g.permutation(n) for g in rngs]))  # (R, n)
-        epoch_loss = torch.zeros(R, dtype=torch.float64)
-        n_finite = torch.zeros(R, dtype=torch.long)
-        for start in range(0, n, int(batch_size)):
-            idx = perms[:, start:start + int(batch_size)]
-            lxb, yb, wb = lx[idx], yt[idx], None if wt is None else wt[idx]
-            alpha.grad = beta.grad = None
-            penalised(lxb, yb, wb).sum().backward()
-            ga, gb = alpha.grad, beta.grad
-            norm = torch.sqrt(ga.pow(2).sum((1, 2)) + gb.pow(2).sum((1, 2, 3)))
-            finite = torch.isfinite(norm)
-            scale = torch.where(norm > clip, clip / norm, torch.ones_like(norm))
-            step = active & finite
-            with torch.no_grad():
-                t = t + step.to(t.dtype)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for epoch in range(int(epochs)):
+            perms = np.stack([g.permutation(n) for g in rngs])  # (R, n)
+            epoch_loss = np.zeros(R)
+            n_finite = np.zeros(R, dtype=int)
+            for start in range(0, n, bs):
+                idx = perms[:, start:start + bs]
+                lxb, yb = logX[idx], yv[idx]
+                wb = None if wv is None else wv[idx]
+                _, ga, gb = forward(lxb, yb, wb, alpha, beta, monitored=False, grad=True)
+                norm = np.sqrt((ga ** 2).sum((1, 2)) + (gb ** 2).sum((1, 2, 3)))
+                step = active & np.isfinite(norm)
+                scale = np.where(norm > clip, clip / np.where(step, norm, 1.0), 1.0)
+                t = t + step
+                tt = np.maximum(t, 1)
                 for i, (p, g) in enumerate(((alpha, ga), (beta, gb))):
-                    shape = (-1,) + (1,) * (p.dim() - 1)
-                    g = torch.nan_to_num(g * scale.view(shape))
-                    s = step.view(shape)
-                    m1[i] = torch.where(s, b1 * m1[i] + (1 - b1) * g, m1[i])
-                    m2[i] = torch.where(s, b2 * m2[i] + (1 - b2) * g * g, m2[i])
-                    tt = t.clamp(min=1).view(shape)
-                    upd = lr * (m1[i] / (1 - b1 ** tt)) / (torch.sqrt(m2[i] / (1 - b2 ** tt)) + eps)
-                    p.sub_(torch.where(s, upd, torch.zeros_like(upd)))
-                after = penalised(lxb, yb, wb, monitored=True)
-                ok = torch.isfinite(after) & step  # a skipped step's batch is not counted, as theirs
-                epoch_loss += torch.where(ok, after, torch.zeros_like(after)) * idx.shape[1]
-                n_finite += ok.long()
-        with torch.no_grad():  # an epoch with no finite batch loss counts as inf (no improvement), as theirs
-            epoch_mean = torch.where(n_finite > 0, epoch_loss / n, torch.full_like(epoch_loss, float("inf")))
-            monitored = torch.where(active, epoch_mean, best_loss)
+                    shape = (-1,) + (1,) * (p.ndim - 1)
+                    g = np.nan_to_num(g * scale.reshape(shape))
+                    s = step.reshape(shape)
+                    m1[i] = np.where(s, b1 * m1[i] + (1 - b1) * g, m1[i])
+                    m2[i] = np.where(s, b2 * m2[i] + (1 - b2) * g * g, m2[i])
+                    corr1, corr2 = (1 - b1 ** tt).reshape(shape), (1 - b2 ** tt).reshape(shape)
+                    upd = lr_r.reshape(shape) * (m1[i] / corr1) / (np.sqrt(m2[i] / corr2) + eps)
+                    p -= np.where(s, upd, 0.0)
+                after, _, _ = forward(lxb, yb, wb, alpha, beta, monitored=True, grad=False)
+                ok = np.isfinite(after) & step  # a skipped step's batch is not counted, as theirs
+                epoch_loss += np.where(ok, after, 0.0) * idx.shape[1]
+                n_finite += ok
+            # an epoch with no finite batch loss counts as inf (no improvement), as theirs
+            epoch_mean = np.where(n_finite > 0, epoch_loss / n, np.inf)
+            monitored = np.where(active, epoch_mean, best_loss)
             better = active & (monitored < best_loss - min_delta)
-            best_loss = torch.where(better, monitored, best_loss)
-            best_a[better], best_b[better] = alpha.detach()[better], beta.detach()[better]
-            wait = torch.where(better, torch.zeros_like(wait), wait + active.long())
-            active = active & (wait < int(patience))
-        if not bool(active.any()):
-            break
-    r = int(torch.argmin(torch.nan_to_num(best_loss, nan=float("inf"))))
-    return FitResult(alpha=best_a[r].numpy().copy(), beta=best_b[r].numpy().copy(), objective=float(best_loss[r]),
-                     restart_objectives=best_loss.tolist(), epochs=epoch + 1)
+            best_loss = np.where(better, monitored, best_loss)
+            best_a[better], best_b[better] = alpha[better], beta[better]
+            wait = np.where(better, 0, wait + active)
+            newly = active & (wait >= int(patience))
+            stopped[newly] = epoch + 1
+            active = active & ~newly
+            history.append(best_loss.copy())
+            if not active.any():
+                break
+    history = np.array(history)  # (epochs run, R)
+    out = []
+    for g in range(G):
+        rows = slice(g * Rr, (g + 1) * Rr)
+        bl = np.nan_to_num(best_loss[rows], nan=np.inf)
+        r = g * Rr + int(np.argmin(bl))
+        last = int(stopped[rows].max())
+        out.append(FitResult(alpha=best_a[r].copy(), beta=best_b[r].copy(), objective=float(best_loss[r]),
+                             restart_objectives=best_loss[rows].tolist(), epochs=min(last, epoch + 1),
+                             history=history[:min(last, epoch + 1), r].copy()))
+    return out
+
+
+def authors_loss_and_grad(task: str, lxb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None, a: np.ndarray,
+                          b: np.ndarray, lam: np.ndarray, C: int, monitored: bool = False, grad: bool = True):
+    """The penalised loss of the authors' recipe per row (R,) and, with ``grad``, its analytical gradient in
+    ``(alpha (R, C, K), beta (R, C, K, m))`` (brief Eq. 1-2), as their ``ecsel.py`` computes them: rows
+    ``lxb (R, nb, m)`` of log-features, targets ``yb (R, nb)``, weights ``wb`` (ours) or None, L1 weights
+    ``lam (R,)``.
+
+    As theirs: a term's value is ``alpha * x**beta``, a non-finite one replaced by 0 / +-1e10 in the logits (the
+    gradient uses the raw value, so an overflow makes the step non-finite and it is skipped); the logits are
+    clipped to +-500 before the sigmoid (``C == 1`` with ``task='clf'``) or the softmax; the gradient with
+    respect to the logits is ``(P - Y) / n`` from those clipped probabilities (not zero where a logit is clipped);
+    the loss clips the probabilities to [1e-15, 1 - 1e-15]; for the softmax the gradient is that of the
+    per-sample mean cross-entropy while ``monitored=True`` returns the loss their early stopping reads
+    (cross-entropy / C). ``task='sr'``: the squared error of the raw logit."""
+    R, nb, m = lxb.shape
+    K = a.shape[-1]
+    e = np.matmul(lxb, b.reshape(R, C * K, m).transpose(0, 2, 1)).reshape(R, nb, C, K)
+    T = np.exp(e)
+    term = T * a[:, None]
+    z = np.where(np.isfinite(term), term, np.nan_to_num(term, nan=0.0, posinf=1e10, neginf=-1e10)).sum(-1)
+    if task == "sr":
+        r_ = z[..., 0] - yb
+        per, dz = r_ ** 2, (2 * r_)[..., None]
+    elif C == 1:  # sigmoid cross-entropy on one logit
+        P = 1 / (1 + np.exp(-np.clip(z[..., 0], -500.0, 500.0)))
+        Pc = np.clip(P, 1e-15, 1 - 1e-15)
+        per = -(yb * np.log(Pc) + (1 - yb) * np.log(1 - Pc))
+        dz = (P - yb)[..., None]
+    else:  # softmax cross-entropy (the gradient of the per-sample mean, (P - Y) / n, as theirs)
+        Zc = np.clip(z, -500.0, 500.0)
+        E = np.exp(Zc - Zc.max(-1, keepdims=True))
+        P = E / E.sum(-1, keepdims=True)
+        Y = np.eye(C)[yb]
+        per = -(Y * np.log(np.clip(P, 1e-15, 1 - 1e-15))).sum(-1)
+        dz = P - Y
+        if monitored:
+            per = per / C
+    if wb is None:
+        data, dw = per.mean(-1), np.full(per.shape, 1.0 / nb)
+    else:
+        sw = wb.sum(-1, keepdims=True)
+        data, dw = (per * wb).sum(-1) / sw[:, 0], wb / sw
+    loss = data + lam * (np.abs(a).sum((1, 2)) + np.abs(b).sum((1, 2, 3)))
+    if not grad:
+        return loss, None, None
+    Gk = (dz * dw[..., None])[..., None] * T  # (R, nb, C, K): d loss / d alpha per sample
+    ga = Gk.sum(1) + lam[:, None, None] * np.sign(a)
+    gb = (np.matmul((Gk * a[:, None]).reshape(R, nb, C * K).transpose(0, 2, 1), lxb).reshape(R, C, K, m)
+          + lam[:, None, None, None] * np.sign(b))
+    return loss, ga, gb
 
 
 def signomial_scores(X: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
