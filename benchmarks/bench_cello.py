@@ -62,6 +62,7 @@ def test_ratio_batched_crops_vs_slicing_loop():
     best = interleaved_best({"ours": lambda: extract_crops(image, cent, size), "loop": loop}, rounds=5)
     speedup = best["loop"] / best["ours"]
     print(f"\ncrops of 2000 nuclei: batched {best['ours'] * 1e3:.2f} ms, slicing loop {best['loop'] * 1e3:.2f} ms, speed-up {speedup:.1f}x")
-    record_bench("cello", "crop extraction, 2000 nuclei, 12x12, padded", "icml26.cello.extract_crops (strided-window gather)",
+    # recorded under the first version's key, so that `make bench` replaces its straw-man record (review 3)
+    record_bench("cello", "crop extraction, 2000 nuclei, 12x12", "icml26.cello.extract_crops (strided-window gather)",
                  best["ours"], "numpy slicing loop on the same padded canvas", best["loop"], rounds=5)
     assert speedup >= 2   # target set before the first like-for-like measurement (review 2 expected 3-5x)

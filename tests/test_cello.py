@@ -15,7 +15,12 @@ from icml26.cello import slides as sl
 def test_presets_have_the_same_keys_at_every_scale():
     keys = {k: set(v) for k, v in PRESETS.items()}
     assert keys["smoke"] == keys["book"] == keys["full"]
-    assert len(PRESETS["book"]["seeds"]) >= 3 and len(PRESETS["full"]["seeds"]) >= 3
+    assert len(PRESETS["book"]["seeds"]) >= 3 and len(PRESETS["full"]["seeds"]) >= 10   # power (review 3)
+    for cfg in PRESETS.values():
+        assert cfg["cssl_steps"] == cfg["protein_steps"]             # C-SSL trains as long as the protein encoder
+        assert {4, 12} <= set(cfg["m_sweep"])                          # C4b inside the training range
+        assert max(cfg["del_ks"]) >= 2 * cfg["m_range"][1]             # deletion up to twice the largest lesion
+        assert cfg["kappa0_slides"] % 2 == 0 and cfg["curve_seeds"] <= len(cfg["seeds"])
 
 
 # ----------------------------------------------------------------------------- stains and slides
@@ -57,6 +62,20 @@ def test_kappa_zero_lesion_cells_render_like_normal_cells():
     od_l, _ = sl._nuclei(np.random.default_rng(5), types_l, 0.0, 13, 0.3)
     od_n, _ = sl._nuclei(np.random.default_rng(5), types_n, 0.0, 13, 0.3)
     np.testing.assert_allclose(od_l, od_n, atol=1e-12)
+
+
+def test_kappa_zero_twins_are_pixel_identical_and_kappa_half_twins_are_not():
+    """C4n's premise: at kappa = 0 a positive slide and its negative twin have the same H&E image, so no
+    model can score them apart; at kappa > 0 the lesion shows."""
+    from icml26.cello import make_twin_cohort
+    twins = make_twin_cohort(5, 3, size=128, kappa=0.0)
+    assert [s.label for s in twins] == [1, 0] * 3
+    for pos, neg in zip(twins[::2], twins[1::2]):
+        assert np.array_equal(pos.he, neg.he) and pos.lesion.sum() == pos.m and not neg.lesion.any()
+    seen = make_twin_cohort(5, 3, size=128, kappa=0.5)
+    assert not any(np.array_equal(p.he, n.he) for p, n in zip(seen[::2], seen[1::2]))
+    with pytest.raises(ValueError):
+        make_twin_cohort(5, 0)
 
 
 @pytest.mark.parametrize("kw", [dict(kappa=1.5), dict(kappa=-0.1), dict(m=0), dict(m=500)])
@@ -255,6 +274,25 @@ def test_dilution_monte_carlo_matches_phi():
         dilution_monte_carlo(30, 25, 1.0, 1.0, 100)
 
 
+def test_foundation_encoder_is_wider_and_pools_average_and_max():
+    from icml26.cello import FoundationEncoder, PatchEncoder
+    fm, small = FoundationEncoder(32, width=2), PatchEncoder(32)
+    x = torch.rand(3, 3, 64, 64)
+    assert fm(x).shape == small(x).shape == (3, 32)
+    assert sum(p.numel() for p in fm.parameters()) > 3 * sum(p.numel() for p in small.parameters())
+    with pytest.raises(ValueError, match="NaN"):
+        fm(torch.full((1, 3, 64, 64), float("nan")))
+
+
+def test_curve_helpers():
+    from icml26.cello.experiments import chunk_mean, probit_dprime
+    steps, means = chunk_mean(np.arange(100.0), 4)
+    assert steps == [25, 50, 75, 100] and means == [12.0, 37.0, 62.0, 87.0]
+    assert probit_dprime(0.5) == pytest.approx(0.0) and probit_dprime(0.76) > 0 > probit_dprime(0.3)
+    from icml26.cello.theory import oracle_auc
+    assert oracle_auc(probit_dprime(0.8)) == pytest.approx(0.8)
+
+
 def test_crops_to_tensor_is_optical_density():
     x = crops_to_tensor(np.full((1, 4, 4, 3), 255, dtype=np.uint8))
     assert x.shape == (1, 3, 4, 4) and float(x.abs().max()) < 1e-6
@@ -313,6 +351,9 @@ def test_early_stopping_restores_the_weights_of_the_best_validation_epoch():
     fit_mil(model, tr, epochs=12, lr=3e-3, batch=8, seed=0, val=va)
     assert 0.2 * 12 <= model.best_epoch < 12
     assert auc(va.Y.numpy(), predict(model, va)[0]) == pytest.approx(model.val_auc)
+    # the learning curve of the selected model: best validation AUC so far, one point per epoch after the warm-up
+    assert model.val_epochs == list(range(3, 12)) and len(model.val_curve) == 9
+    assert np.all(np.diff(model.val_curve) >= 0) and model.val_curve[-1] == model.val_auc
     model2 = make_model("gated", 8, 1)
     fit_mil(model2, tr, epochs=12, lr=3e-3, batch=8, seed=0)
     assert np.isnan(model2.val_auc) and model2.best_epoch == 11
@@ -334,4 +375,17 @@ def test_oracle_deletion_drops_the_prediction_more_than_random_deletion():
     fit_mil(model, bags, epochs=25, lr=3e-3, batch=8, seed=0)
     oracle = deletion_aopc(model, bags, bags.inst_pos.numpy().astype(float), (1, 2, 4))
     rnd = deletion_aopc(model, bags, np.random.default_rng(0).random(bags.inst_pos.shape), (1, 2, 4))
-    assert oracle > rnd + 0.01   # on a toy where the positive instances carry the label
+    assert oracle > rnd + 0.1   # on a toy where the positive instances carry the label (C7p's margin, on the logit)
+    # the relabelled chance baseline's bags keep the instances and change only the labels
+    from icml26.cello.experiments import relabel
+    flipped = relabel(bags, 1 - bags.Y.numpy())
+    assert torch.equal(flipped.X, bags.X) and torch.equal(flipped.Y, 1 - bags.Y)
+    # no correctly classified positive slide (every logit pushed below 0): nothing to delete from
+    import copy
+    negative = copy.deepcopy(model)
+    with torch.no_grad():
+        negative.classifier.bias.fill_(-1e4)
+    assert np.isnan(deletion_aopc(negative, bags, np.zeros(bags.inst_pos.shape), (1,)))
+    assert np.isfinite(deletion_aopc(negative, bags, np.zeros(bags.inst_pos.shape), (1,), only_correct=False))
+    with pytest.raises(ValueError, match="deletion sizes"):
+        deletion_aopc(model, bags, np.zeros(bags.inst_pos.shape), (0,))

@@ -4,7 +4,8 @@
   H&E-only nucleus crop (optical density); target: the per-cell marker signal measured on the paired
   IHC render, which is never an input. Loss (brief 2.2a)
   ``L_prot = BCE(p_hat, b) + mu * ||sigmoid(.) - rank_normalised(p)||^2``.
-* `PatchEncoder`: the patch pipelines' tile encoder, 3 stride-2 convolutions (brief 5.3).
+* `PatchEncoder`: the patch pipelines' tile encoder, 3 stride-2 convolutions (brief 5.3);
+  `FoundationEncoder`, a wider one with average and max pooling, for the foundation-model stand-in.
 * `train_simclr`: SimCLR with the NT-Xent loss (equal to pytorch-metric-learning's), for the cell (C-SSL) and
   patch (P-Gated, and the foundation-model stand-in P-FM) encoders.
 """
@@ -57,6 +58,28 @@ class PatchEncoder(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_images(x, "PatchEncoder")
         return self.net(x)
+
+
+class FoundationEncoder(nn.Module):
+    """The foundation-model stand-in's tile encoder (P-FM) [ours]: `PatchEncoder`'s three stride-2
+    convolutions at ``width`` times the channels, then average **and** max pooling over the tile
+    (concatenated) + FC -> d. Larger than the small-pool encoder, and its max pooling keeps the response
+    of a few cells that a global average dilutes (the way a ViT's attention can single out a few tokens):
+    a stronger encoder, for C9 to compare Cello with one (review 3)."""
+
+    def __init__(self, dim: int = 32, width: int = 2):
+        super().__init__()
+        c1, c2, c3 = 16 * width, 32 * width, 64 * width
+        self.features = nn.Sequential(nn.Conv2d(3, c1, 3, stride=2, padding=1), nn.BatchNorm2d(c1), nn.ReLU(),
+                                      nn.Conv2d(c1, c2, 3, stride=2, padding=1), nn.BatchNorm2d(c2), nn.ReLU(),
+                                      nn.Conv2d(c2, c3, 3, stride=2, padding=1), nn.BatchNorm2d(c3), nn.ReLU())
+        self.fc = nn.Linear(2 * c3, dim)
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_images(x, "FoundationEncoder")
+        f = self.features(x)
+        return self.fc(torch.cat([f.mean((2, 3)), f.amax((2, 3))], 1))
 
 
 class ProteinHead(nn.Module):

@@ -9,6 +9,8 @@ slides, as a frozen foundation encoder would be, and shared by the seeds.
 from __future__ import annotations
 
 import copy
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,21 +21,23 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from . import slides as sl
-from .encoders import CellEncoder, PatchEncoder, crops_to_tensor, embed, train_protein_encoder, train_simclr
+from .encoders import (CellEncoder, FoundationEncoder, PatchEncoder, crops_to_tensor, embed, train_protein_encoder,
+                       train_simclr)
 from .train import (Bags, auc, colour_histogram_auc, deletion_aopc, fit_mil, localisation_auroc, make_bags, make_model,
                     pooled_baseline, predict, route_gap)
 
-CELLO_VARIANTS = {  # name -> Cello keyword arguments (ablations, brief 5.3)
-    "Cello": {},
+CELLO_VARIANTS = {  # name -> Cello keyword arguments: the ablations the claims rest on (brief 5.3); the mean-pool
+    "Cello": {},      # (pool="mean") and flat (hierarchical=False) ablations carry no claim and were cut for seeds
     "Cello -consistency": dict(gamma=0.0),
     "Cello -prototype": dict(local="linear"),
-    "Cello mean pool": dict(pool="mean"),
-    "Cello flat": dict(hierarchical=False),
 }
 PATCH_MODELS = {"P-ABMIL": "abmil", "P-Gated": "gated", "P-DSMIL": "dsmil"}
 # the patch and foundation-model baselines among which C4a's best baseline is chosen (on validation slides);
 # C-SSL, C-Gated and PC-Gated are Cello's own ablations, compared separately (derived claims)
 PATCH_BASELINES = ("P-Mean", "P-Max", "P-ABMIL", "P-Gated", "P-DSMIL", "P-FM")
+# C4's positive control: a baseline at chance by construction (gated ABMIL on Cello's cells, trained and
+# early-stopped on permuted slide labels, so it never sees a label tied to its input)
+CHANCE = "Chance (gated, permuted labels)"
 
 
 @dataclass
@@ -70,40 +74,52 @@ def tile_tensors(slides, cfg, stride=None):
 
 
 def pretrain_fm(cfg, seed: int = 10_000):
-    """P-FM: SimCLR on tiles of ``fm_slides`` unlabelled slides (no IHC), several times the labelled pool."""
+    """P-FM: SimCLR on tiles of ``fm_slides`` unlabelled slides (no IHC), several times the labelled pool,
+    with a wider encoder than the small-pool one (`FoundationEncoder`, ``fm_width`` times the channels,
+    average and max pooling). Returns (encoder, number of tiles, SimCLR losses)."""
     pool = cohort(cfg, seed, cfg["fm_slides"], protein=False)
     tiles = np.concatenate([sl.extract_tiles(s.he, cfg["tile"], cfg["tile"] // 2)[0] for s in pool])
     torch.manual_seed(seed)   # the encoder's initial weights
-    enc, losses = train_simclr(PatchEncoder(cfg["dim"]), torch.from_numpy(tiles), steps=cfg["fm_steps"],
+    enc, losses = train_simclr(FoundationEncoder(cfg["dim"], cfg["fm_width"]), torch.from_numpy(tiles), steps=cfg["fm_steps"],
                                batch=cfg["patch_batch"], shift=8, seed=seed)
     return enc, len(tiles), losses
 
 
+def protein_encoder(cfg, slides, seed: int):
+    """Stage 1 of Cello on the cells of ``slides``: (encoder, protein head, per-step losses)."""
+    crops = torch.cat(cell_tensors(slides, cfg))
+    protein = np.concatenate([s.protein for s in slides])
+    return train_protein_encoder(crops, protein, dim=cfg["dim"], steps=cfg["protein_steps"], batch=cfg["protein_batch"],
+                                 threshold=cfg["protein_threshold"], seed=seed)
+
+
 class Encoders:
-    """The stage-1 encoders of one seed (trained on the training slides only)."""
+    """The stage-1 encoders of one seed (trained on the training slides only).
+
+    Cell SimCLR (C-SSL) runs as many steps as the protein encoder, on half its batch (each crop is seen
+    in two views): the same number of steps and of crop forward passes per step, so that neither
+    encoder of the protein-supervision comparison has more training (review 3)."""
 
     def __init__(self, cfg, train_slides, seed, fm):
         crops = torch.cat(cell_tensors(train_slides, cfg))
-        protein = np.concatenate([s.protein for s in train_slides])
-        self.cell, self.protein_head, self.protein_losses = train_protein_encoder(
-            crops, protein, dim=cfg["dim"], steps=cfg["protein_steps"], batch=cfg["protein_batch"],
-            threshold=cfg["protein_threshold"], seed=seed)
+        self.cell, self.protein_head, self.protein_losses = protein_encoder(cfg, train_slides, seed)
         torch.manual_seed(seed)   # initial weights drawn from the seed, not from the global RNG's history
-        self.cell_ssl, _ = train_simclr(CellEncoder(cfg["dim"]), crops, steps=cfg["cssl_steps"], batch=cfg["protein_batch"],
-                                        shift=1, seed=seed)
+        self.cell_ssl, self.cssl_losses = train_simclr(CellEncoder(cfg["dim"]), crops, steps=cfg["cssl_steps"],
+                                                       batch=cfg["protein_batch"] // 2, shift=1, seed=seed)
         ssl_tiles = torch.cat(tile_tensors(train_slides, cfg, stride=cfg["tile"]))  # distinct tiles of the labelled slides
         torch.manual_seed(seed)
-        self.patch, _ = train_simclr(PatchEncoder(cfg["dim"]), ssl_tiles, steps=cfg["patch_steps"], batch=cfg["patch_batch"],
-                                     shift=8, seed=seed)
+        self.patch, self.patch_losses = train_simclr(PatchEncoder(cfg["dim"]), ssl_tiles, steps=cfg["patch_steps"],
+                                                     batch=cfg["patch_batch"], shift=8, seed=seed)
         self.n_patch_pool = len(ssl_tiles)
         self.fm = fm
 
-    def encode(self, slides, cfg) -> Encoded:
-        cells = cell_tensors(slides, cfg)
-        tiles = tile_tensors(slides, cfg)
-        return Encoded(slides, [embed(self.cell, c) for c in cells], [embed(self.cell_ssl, c) for c in cells],
-                       [embed(self.patch, t) for t in tiles], [embed(self.fm, t) for t in tiles],
-                       [_tile_positive(s, cfg) for s in slides])
+    def encode(self, slides, cfg, which=("cells", "cells_ssl", "tiles", "tiles_fm")) -> Encoded:
+        """Cached embeddings of ``slides`` by the encoders named in ``which`` (the others left empty)."""
+        cells = cell_tensors(slides, cfg) if {"cells", "cells_ssl"} & set(which) else []
+        tiles = tile_tensors(slides, cfg) if {"tiles", "tiles_fm"} & set(which) else []
+        enc = dict(cells=(self.cell, cells), cells_ssl=(self.cell_ssl, cells), tiles=(self.patch, tiles), tiles_fm=(self.fm, tiles))
+        out = {k: ([embed(e, x) for x in xs] if k in which else []) for k, (e, xs) in enc.items()}
+        return Encoded(slides, out["cells"], out["cells_ssl"], out["tiles"], out["tiles_fm"], [_tile_positive(s, cfg) for s in slides])
 
 
 def label_regions(slides, n_lab: int, rng, classes=(sl.R_NORMAL, sl.R_LYMPHOID, sl.R_LESION)):
@@ -155,6 +171,25 @@ def _fit_eval(kind, train, test, cfg, seed, val=None, **kw):
     return model, auc(test.Y.numpy(), score), att, model.val_auc
 
 
+def relabel(bags: Bags, y) -> Bags:
+    """The same bags with other slide labels (C4's chance baseline trains on permuted labels)."""
+    return Bags(bags.X, bags.mask, bags.region, torch.as_tensor(np.asarray(y), dtype=torch.float32), bags.region_labels,
+                bags.inst_pos)
+
+
+def chunk_mean(losses, n_points: int = 20) -> tuple[list[int], list[float]]:
+    """A per-step loss averaged over ``n_points`` equal chunks of steps: (last step of each chunk, mean)."""
+    losses = np.asarray(losses, dtype=float)
+    edges = np.linspace(0, len(losses), min(n_points, len(losses)) + 1).astype(int)
+    return [int(b) for b in edges[1:]], [float(losses[a:b].mean()) for a, b in zip(edges[:-1], edges[1:])]
+
+
+def probit_dprime(a: float) -> float:
+    """d' = sqrt 2 Phi^{-1}(AUC), the separation T1 gives for an AUC (AUC clipped to [0.001, 0.999])."""
+    from scipy.stats import norm
+    return float(np.sqrt(2) * norm.ppf(np.clip(a, 1e-3, 1 - 1e-3)))
+
+
 def split_slides(slides, n_train: int, n_val: int):
     """Training slides first, then a label-balanced validation set (n_val // 2 of each class), the rest test."""
     rest = list(range(n_train, len(slides)))
@@ -163,22 +198,38 @@ def split_slides(slides, n_train: int, n_val: int):
     return slides[:n_train], [slides[i] for i in val], [slides[i] for i in test]
 
 
-def run_seed(cfg, seed: int, fm) -> dict:
-    """Everything measured on one seed (see the module docstring)."""
+def run_seed(cfg, seed: int, fm, curve: bool = True) -> dict:
+    """Everything measured on one seed (see the module docstring); ``curve``: also the data-efficiency
+    curve (run on the first ``curve_seeds`` seeds). ``res["timings"]``: seconds per part."""
+    timings: dict[str, float] = {}
+
+    @contextmanager
+    def timed(name):
+        t0 = time.perf_counter()
+        yield
+        timings[name] = timings.get(name, 0.0) + time.perf_counter() - t0
+
     rng = np.random.default_rng(seed)
-    slides = cohort(cfg, seed, cfg["n_slides"], keep_ihc=2)
+    with timed("render"):
+        slides = cohort(cfg, seed, cfg["n_slides"], keep_ihc=2)
     n_tr = cfg["n_train"]
     train_s, val_s, test_s = split_slides(slides, n_tr, cfg["n_val"])
-    encs = Encoders(cfg, train_s, seed, fm)
-    tr, va, te = encs.encode(train_s, cfg), encs.encode(val_s, cfg), encs.encode(test_s, cfg)
+    with timed("encoders"):
+        encs = Encoders(cfg, train_s, seed, fm)
+    with timed("encode"):
+        tr, va, te = encs.encode(train_s, cfg), encs.encode(val_s, cfg), encs.encode(test_s, cfg)
     rl = label_regions(train_s, cfg["n_lab"], rng)
     cb_tr, cb_va, cb_te = bags_of(tr, "cells", cfg, rl), bags_of(va, "cells", cfg), bags_of(te, "cells", cfg)
-    res = dict(auc={}, auc_val={}, best_epoch={}, loc={}, n_patch_pool=encs.n_patch_pool, n_val=len(val_s), n_test=len(test_s))
+    res = dict(auc={}, auc_val={}, best_epoch={}, val_curve={}, loc={}, n_patch_pool=encs.n_patch_pool, n_val=len(val_s),
+               n_test=len(test_s), val_epochs=None)
     models = {}
 
     def run(name, kind, b_tr, b_va, b_te, **kw):
-        models[name], res["auc"][name], att, res["auc_val"][name] = _fit_eval(kind, b_tr, b_te, cfg, seed, val=b_va, **kw)
+        with timed("fit " + name):
+            models[name], res["auc"][name], att, res["auc_val"][name] = _fit_eval(kind, b_tr, b_te, cfg, seed, val=b_va, **kw)
         res["best_epoch"][name] = models[name].best_epoch
+        res["val_curve"][name] = models[name].val_curve
+        res["val_epochs"] = models[name].val_epochs
         return att
 
     for name, kw in CELLO_VARIANTS.items():
@@ -188,6 +239,10 @@ def run_seed(cfg, seed: int, fm) -> dict:
     run("C-Gated (cells, no local)", "gated", cb_tr, cb_va, cb_te)
     run("PC-Gated (protein cells, tile mean)", "gated", tile_mean_bags(tr, cfg), tile_mean_bags(va, cfg),
         tile_mean_bags(te, cfg))
+    # C4p's baseline: chance by construction (labels permuted independently of the slides, validation too)
+    prng = np.random.default_rng(seed + 31)
+    run(CHANCE, "gated", relabel(cb_tr, prng.permutation(cb_tr.Y.numpy())), relabel(cb_va, prng.permutation(cb_va.Y.numpy())),
+        cb_te)
     pb_tr, pb_va, pb_te = bags_of(tr, "tiles", cfg), bags_of(va, "tiles", cfg), bags_of(te, "tiles", cfg)
     for how in ("mean", "max"):
         nm = f"P-{how.capitalize()}"
@@ -200,60 +255,133 @@ def run_seed(cfg, seed: int, fm) -> dict:
     run("P-FM", "gated", fb_tr, fb_va, fb_te)
     res["colour_hist"] = colour_histogram_auc([s.he for s in train_s], [s.label for s in train_s],
                                               [s.he for s in test_s], [s.label for s in test_s])
-    cello = models["Cello"]
-    # faithfulness (C7): deletion of the top-attended cells vs random and shuffled rankings
-    _, att = predict(cello, cb_te)
-    ks = cfg["del_ks"]
-    res["aopc"] = deletion_aopc(cello, cb_te, att, ks)
-    # the comparative form (C7): the same deletion on Cello trained without L_cons, by its own attention
-    nocons = models["Cello -consistency"]
-    res["aopc_nocons"] = deletion_aopc(nocons, cb_te, predict(nocons, cb_te)[1], ks)
-    # positive control (C7p): delete the true lesion cells first; if this does not lower P(positive),
-    # no ranking can, and the deletion test is uninformative
-    res["aopc_oracle"] = deletion_aopc(cello, cb_te, cb_te.inst_pos.numpy().astype(float), ks)
-    rnd = np.random.default_rng(seed + 7)
-    res["aopc_random"] = float(np.mean([deletion_aopc(cello, cb_te, rnd.random(att.shape), ks) for _ in range(3)]))
-    shuffled = np.stack([rnd.permutation(a) for a in att])
-    res["aopc_shuffled"] = deletion_aopc(cello, cb_te, shuffled, ks)
-    res["route_gap"] = {n: route_gap(models[n], cb_te) for n in ("Cello", "Cello -consistency")}
+    cello, nocons, pg = models["Cello"], models["Cello -consistency"], models["P-Gated"]
+    with timed("faithfulness"):
+        # faithfulness (C7): deletion of the top-attended cells, on the logit, over the correctly
+        # classified positive test slides, k up to twice the largest lesion
+        ks = cfg["del_ks"]
+        _, att = predict(cello, cb_te)
+        res["aopc"] = deletion_aopc(cello, cb_te, att, ks)
+        res["aopc_nocons"] = deletion_aopc(nocons, cb_te, predict(nocons, cb_te)[1], ks)
+        # positive control (C7p): delete the true lesion cells first; if this does not lower the logit,
+        # no ranking can, and the deletion test is uninformative
+        res["aopc_oracle"] = deletion_aopc(cello, cb_te, cb_te.inst_pos.numpy().astype(float), ks)
+        res["aopc_oracle_nocons"] = deletion_aopc(nocons, cb_te, cb_te.inst_pos.numpy().astype(float), ks)
+        rnd = np.random.default_rng(seed + 7)
+        res["aopc_random"] = float(np.mean([deletion_aopc(cello, cb_te, rnd.random(att.shape), ks) for _ in range(3)]))
+        shuffled = np.stack([rnd.permutation(a) for a in att])
+        res["aopc_shuffled"] = deletion_aopc(cello, cb_te, shuffled, ks)
+        res["route_gap"] = {n: route_gap(models[n], cb_te) for n in ("Cello", "Cello -consistency")}
     # permutation invariance (C2)
     perm = torch.randperm(cb_te.X.shape[1], generator=torch.Generator().manual_seed(seed))
     s0 = cello.predict(cb_te.X, cb_te.mask, cb_te.region, return_inst_pred=False)
     s1 = cello.predict(cb_te.X[:, perm], cb_te.mask[:, perm], cb_te.region[:, perm], return_inst_pred=False)
     res["perm_diff"] = float((torch.sigmoid(s0) - torch.sigmoid(s1)).abs().max())
-    # local task (C8): prototype vs linear head on the test tiles, then a new class from 5 examples
-    res.update(local_task(models["Cello"], models["Cello -prototype"], cb_tr, cb_te, train_s, test_s, cfg, rng))
-    # protein probes (C5): cell-type linear probe on frozen embeddings, protein vs SimCLR encoder
-    res["probe"] = cell_type_probe(tr, te, cfg, seed)
-    # lesion-size sweep (C4b): fresh test slides with a fixed m, same trained models and encoders
-    res["m_sweep"] = {}
-    pg = models["P-Gated"]   # the main table's P-Gated (not a second one)
-    for m in cfg["m_sweep"]:
-        es = encs.encode(cohort(cfg, seed * 100 + m, cfg["sweep_slides"], m=int(m)), cfg)
-        cbt, pbt = bags_of(es, "cells", cfg), bags_of(es, "tiles", cfg)
-        res["m_sweep"][int(m)] = dict(cello=auc(cbt.Y.numpy(), predict(cello, cbt)[0]), patch=auc(pbt.Y.numpy(), predict(pg, pbt)[0]))
-    # data efficiency (C9 curve): fewer labelled slides, same encoders
+    with timed("local, probes"):
+        # local task (C8): prototype vs linear head on the test tiles, then a new class from 5 examples
+        res.update(local_task(models["Cello"], models["Cello -prototype"], cb_tr, cb_te, train_s, test_s, cfg, rng))
+        # protein probes (C5): cell-type linear probe on frozen embeddings, protein vs SimCLR encoder
+        res["probe"] = cell_type_probe(tr, te, cfg, seed)
+        # the per-cell separation Delta/sigma of T1 on the trained encoder (marker-A logit, lesion vs other
+        # test cells) and the cells per tile P: T1's prediction for the lesion-size sweep
+        res["delta_sigma"] = delta_over_sigma(encs.protein_head, te)
+        res["cells_per_tile"] = float(np.mean([s.n_cells for s in slides]) / (cfg["size"] // cfg["tile"]) ** 2)
+        # C9's diagnosis: can each tile encoder tell a lesion tile from a reactive (mimic) tile at all?
+        res["tile_probe"] = tile_probe(tr, te, cfg)
+    with timed("kappa0, sweep"):
+        # negative control (C4n): the trained pipelines on kappa = 0 twins, pairs of a positive and a negative
+        # slide with identical pixels (tested): no model can score them apart, every gap must vanish
+        twins = sl.make_twin_cohort(seed * 100 + 1, cfg["kappa0_slides"] // 2, size=cfg["size"], spacing=cfg["spacing"],
+                                    m=cfg["m_range"], kappa=0.0, tile=cfg["tile"])
+        k0 = encs.encode(twins, cfg, ("cells", "tiles"))
+        cb0, pb0 = bags_of(k0, "cells", cfg), bags_of(k0, "tiles", cfg)
+        res["kappa0"] = dict(cello=auc(cb0.Y.numpy(), predict(cello, cb0)[0]), patch=auc(pb0.Y.numpy(), predict(pg, pb0)[0]))
+        # lesion-size sweep (C4b): fresh test slides with a fixed m, same trained models and encoders
+        res["m_sweep"] = {}
+        for m in cfg["m_sweep"]:
+            es = encs.encode(cohort(cfg, seed * 100 + m, cfg["sweep_slides"], m=int(m), protein=False), cfg, ("cells", "tiles"))
+            cbt, pbt = bags_of(es, "cells", cfg), bags_of(es, "tiles", cfg)
+            res["m_sweep"][int(m)] = dict(cello=auc(cbt.Y.numpy(), predict(cello, cbt)[0]),
+                                          patch=auc(pbt.Y.numpy(), predict(pg, pbt)[0]))
+    # data efficiency: fewer labelled slides. "Cello" keeps the protein encoder of all training slides,
+    # "Cello, protein n" retrains it on the n labelled slides only (review 3: protein is supervision too)
     res["curve"] = {}
-    for n in cfg["n_train_curve"]:
-        idx = list(range(min(n, len(cb_tr))))
-        rl_n = label_regions(train_s[:len(idx)], cfg["n_lab"], np.random.default_rng(seed))
-        cbn = bags_of(Encoded(tr.slides[:len(idx)], tr.cells[:len(idx)], [], [], [], []), "cells", cfg, rl_n)
-        cbn_ssl = bags_of(Encoded(tr.slides[:len(idx)], [], tr.cells_ssl[:len(idx)], [], [], []), "cells_ssl", cfg, rl_n)
-        res["curve"][int(n)] = {"Cello": _fit_eval("cello", cbn, cb_te, cfg, seed, val=cb_va)[1],
-                                "C-SSL": _fit_eval("cello", cbn_ssl, bags_of(te, "cells_ssl", cfg), cfg, seed,
-                                                   val=bags_of(va, "cells_ssl", cfg))[1],
-                                "P-FM": _fit_eval("gated", fb_tr.subset(idx), fb_te, cfg, seed, val=fb_va)[1],
-                                "P-Gated": _fit_eval("gated", pb_tr.subset(idx), pb_te, cfg, seed, val=pb_va)[1]}
-    res["curve"][n_tr] = {k: res["auc"][v] for k, v in (("Cello", "Cello"), ("C-SSL", "C-SSL (Cello, no protein)"),
-                                                        ("P-FM", "P-FM"), ("P-Gated", "P-Gated"))}
+    with timed("curve"):
+        for n in (cfg["n_train_curve"] if curve else ()):
+            idx = list(range(min(n, len(cb_tr))))
+            rl_n = label_regions(train_s[:len(idx)], cfg["n_lab"], np.random.default_rng(seed))
+            cbn = bags_of(Encoded(tr.slides[:len(idx)], tr.cells[:len(idx)], [], [], [], []), "cells", cfg, rl_n)
+            cbn_ssl = bags_of(Encoded(tr.slides[:len(idx)], [], tr.cells_ssl[:len(idx)], [], [], []), "cells_ssl", cfg, rl_n)
+            enc_n = protein_encoder(cfg, train_s[:len(idx)], seed)[0]
+            emb = lambda ss: [embed(enc_n, c) for c in cell_tensors(ss, cfg)]   # noqa: E731
+            own = [Encoded(ss, emb(ss), [], [], [], []) for ss in (train_s[:len(idx)], val_s, test_s)]
+            res["curve"][int(n)] = {
+                "Cello": _fit_eval("cello", cbn, cb_te, cfg, seed, val=cb_va)[1],
+                "Cello, protein n": _fit_eval("cello", bags_of(own[0], "cells", cfg, rl_n), bags_of(own[2], "cells", cfg), cfg,
+                                              seed, val=bags_of(own[1], "cells", cfg))[1],
+                "C-SSL": _fit_eval("cello", cbn_ssl, bags_of(te, "cells_ssl", cfg), cfg, seed, val=bags_of(va, "cells_ssl", cfg))[1],
+                "P-FM": _fit_eval("gated", fb_tr.subset(idx), fb_te, cfg, seed, val=fb_va)[1],
+                "P-Gated": _fit_eval("gated", pb_tr.subset(idx), pb_te, cfg, seed, val=pb_va)[1]}
+        if curve:
+            res["curve"][n_tr] = {k: res["auc"][v] for k, v in (("Cello", "Cello"), ("Cello, protein n", "Cello"),
+                                                                ("C-SSL", "C-SSL (Cello, no protein)"), ("P-FM", "P-FM"),
+                                                                ("P-Gated", "P-Gated"))}
     i = int(np.flatnonzero([s.label for s in test_s])[0])   # the first positive test slide
     res["example"] = dict(slide=test_s[i], train_slides=train_s[:2])
     ex = test_s[i]
     res["example"]["cell_att"] = att[i][: ex.n_cells]
     res["example"]["patch_att"] = predict(pg, pb_te.subset([i]))[1][0]
-    res["protein_losses"] = encs.protein_losses
+    res["encoder_losses"] = {"protein": encs.protein_losses, "cell SimCLR": encs.cssl_losses, "patch SimCLR": encs.patch_losses}
     res["models"] = dict(cello=cello, patch_gated=pg, encoders=encs)
+    res["timings"] = timings
     return res
+
+
+@torch.no_grad()
+def delta_over_sigma(head, te: Encoded) -> float:
+    """T1's per-cell separation on the trained stage-1 encoder: (mean marker-A logit of the lesion test
+    cells - that of the other test cells) / their pooled standard deviation."""
+    z = head(torch.cat(te.cells))[:, 0].numpy()
+    les = np.concatenate([s.lesion for s in te.slides])
+    a, b = z[les], z[~les]
+    return float((a.mean() - b.mean()) / np.sqrt(0.5 * (a.var(ddof=1) + b.var(ddof=1))))
+
+
+def tile_probe(tr: Encoded, te: Encoded, cfg) -> dict:
+    """Linear-probe AUROC of lesion vs reactive-mimic tiles (the label's cause vs its stain-matched
+    confounder) from each tile representation: the small-pool patch encoder (P-Gated's), the FM
+    stand-in (P-FM's) and the per-tile mean of the protein-supervised cell embeddings (PC-Gated's).
+    Non-overlapping tiles; trained on the training slides, scored on the test slides."""
+    g = (cfg["size"] - cfg["tile"]) // (cfg["tile"] // 2) + 1      # overlapping grid, stride tile / 2
+    n_side = cfg["size"] // cfg["tile"]
+    own = np.array([2 * i * g + 2 * j for i in range(n_side) for j in range(n_side)])   # its non-overlapping tiles
+
+    def data(enc: Encoded, which: str):
+        X, y = [], []
+        for k, s in enumerate(enc.slides):
+            lab = s.region_labels
+            if which == "cells":
+                r = torch.as_tensor(s.region, dtype=torch.long)
+                h = enc.cells[k]
+                cnt = torch.bincount(r, minlength=len(lab)).clamp_min(1).unsqueeze(1)
+                f = (torch.zeros(len(lab), h.shape[1]).index_add_(0, r, h) / cnt).numpy()
+            else:
+                f = getattr(enc, which)[k].numpy()[own]
+            keep = np.isin(lab, (sl.R_LESION, sl.R_REACTIVE))
+            X.append(f[keep])
+            y.append(lab[keep] == sl.R_LESION)
+        return np.concatenate(X), np.concatenate(y)
+
+    out = {}
+    for name, which in (("patch SimCLR", "tiles"), ("FM stand-in", "tiles_fm"), ("protein cells, tile mean", "cells")):
+        Xtr, ytr = data(tr, which)
+        Xte, yte = data(te, which)
+        if len(np.unique(ytr)) < 2 or len(np.unique(yte)) < 2:
+            out[name] = float("nan")
+            continue
+        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=3000, C=1.0)).fit(Xtr, ytr)
+        out[name] = auc(yte, clf.decision_function(Xte))
+    return out
 
 
 @torch.no_grad()

@@ -246,6 +246,31 @@ def make_cohort(seed: int, n_slides: int, *, size: int = 192, spacing: float = 1
     return out
 
 
+def make_twin_cohort(seed: int, n_pairs: int, *, size: int = 192, spacing: float = 12.0, m=(4, 12), kappa: float = 0.0,
+                     tile: int = 64) -> list[Slide]:
+    """Pairs (positive, negative) rendered from the same random state: the two slides of a pair differ only
+    in the kind of one cluster (lesion or mimic). At ``kappa = 0`` both kinds render as normal epithelium,
+    so a pair's H&E images are identical (tested) and no model can score them apart: the negative
+    control of the chapter's comparisons (C4n). No IHC is rendered (nothing reads it at test time)."""
+    if n_pairs < 1:
+        raise ValueError(f"need at least one pair, got {n_pairs}")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_pairs):
+        mi = int(m) if np.isscalar(m) else int(rng.integers(m[0], m[1] + 1))
+        for attempt in range(50):
+            state = int(rng.integers(2 ** 62))
+            try:
+                pair = [make_slide(np.random.default_rng(state), y, size=size, spacing=spacing, m=mi, kappa=kappa, tile=tile,
+                                   protein=False) for y in (1, 0)]
+                break
+            except ValueError as err:
+                if "larger than its epithelium" not in str(err) or attempt == 49:
+                    raise
+        out += pair
+    return out
+
+
 def extract_crops(image: np.ndarray, centroids: np.ndarray, size: int, fill: int = 255) -> np.ndarray:
     """Batched (N, size, size, C) crops centred on integer centroids, padded with ``fill`` (white glass)
     at the border.

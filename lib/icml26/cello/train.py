@@ -96,8 +96,10 @@ def fit_mil(model: torch.nn.Module, bags: Bags, *, epochs: int, lr: float = 1e-3
     validation-slide AUC after the warm-up are restored at the end; ties (frequent on a few validation
     slides) go to the lower validation BCE, so that a tie does not default to the first epoch after the
     warm-up. ``model.val_auc`` and ``model.best_epoch`` record the choice (NaN and the last epoch
-    without ``val``). The model is built by the caller: seed
-    before building it so that paired ablations start from the same weights."""
+    without ``val``); ``model.val_curve`` is the learning curve of the selected model, the best
+    validation AUC reached up to each epoch after the warm-up (what one more epoch could still improve:
+    the chapter judges its convergence), and ``model.val_epochs`` its epochs. The model is built by the
+    caller: seed before building it so that paired ablations start from the same weights."""
     torch.manual_seed(seed)
     use_val = val is not None and len(np.unique(val.Y.numpy())) == 2
     best_key, best_state, best_epoch = (float("nan"), 0.0), None, epochs - 1
@@ -109,7 +111,7 @@ def fit_mil(model: torch.nn.Module, bags: Bags, *, epochs: int, lr: float = 1e-3
         model.head.init_kmeans(z.numpy(), y.numpy(), seed=seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=1e-4)
     g = torch.Generator().manual_seed(seed)
-    history = []
+    history, val_curve, val_epochs = [], [], []
     model.train()
     for ep in range(epochs):
         perm = torch.randperm(len(bags), generator=g)
@@ -139,11 +141,14 @@ def fit_mil(model: torch.nn.Module, bags: Bags, *, epochs: int, lr: float = 1e-3
             key = (auc(val.Y.numpy(), score), -bce)
             if best_state is None or key > best_key:
                 best_key, best_state, best_epoch = key, copy.deepcopy(model.state_dict()), ep
+            val_curve.append(best_key[0])
+            val_epochs.append(ep)
             model.train()
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
     model.val_auc, model.best_epoch = best_key[0], best_epoch
+    model.val_curve, model.val_epochs = val_curve, val_epochs
     return history
 
 
@@ -185,22 +190,36 @@ def localisation_auroc(att: np.ndarray, bags: Bags) -> float:
     return float(np.mean(vals)) if vals else float("nan")
 
 
+def _slide_logits(model: torch.nn.Module, b: Bags, mask: torch.Tensor) -> torch.Tensor:
+    if isinstance(model, Cello):
+        return model.predict(b.X, mask, b.region, return_inst_pred=False)
+    out = model.predict(b.X, mask, return_inst_pred=False)
+    return out.reshape(len(b), -1)[:, -1] if out.ndim > 1 else out
+
+
 @torch.no_grad()
-def deletion_aopc(model: Cello, bags: Bags, ranking: np.ndarray, ks) -> float:
-    """AOPC = 1/K sum_k [f(S) - f(S minus top_k)] on the positive-class probability, averaged over the
-    positive slides; ``ranking`` (S, N) scores which instances go first (brief T6)."""
+def deletion_aopc(model: torch.nn.Module, bags: Bags, ranking: np.ndarray, ks, only_correct: bool = True) -> float:
+    """Deletion AOPC (brief T6) on the slide **logit**: ``1/K sum_k [f(S) - f(S minus top_k)]``, averaged
+    over the positive slides the model classifies correctly (logit > 0; all positives with
+    ``only_correct=False``); ``ranking`` (S, N) scores which instances go first. On the probability scale
+    a confident model's drop is ~0 whatever is deleted (a saturated sigmoid, review 3), so the log-odds
+    are used. NaN when no positive slide is classified correctly."""
+    if not len(ks) or min(ks) < 1:
+        raise ValueError(f"deletion sizes must be >= 1, got {ks}")
     pos = np.flatnonzero(bags.Y.numpy() == 1)
     b = bags.subset(pos)
-    base = torch.sigmoid(model.predict(b.X, b.mask, b.region, return_inst_pred=False))
+    base = _slide_logits(model, b, b.mask)
+    keep = (base > 0) if only_correct else torch.ones_like(base, dtype=torch.bool)
+    if not bool(keep.any()):
+        return float("nan")
     drops = []
     r = torch.as_tensor(ranking[pos], dtype=torch.float32).masked_fill(b.mask == 0, float("-inf"))
-    order = r.argsort(dim=1, descending=True)
+    order = r.argsort(dim=1, descending=True, stable=True)
     for k in ks:
         mask = b.mask.clone()
         mask.scatter_(1, order[:, :k], 0.0)
         mask[mask.sum(1) == 0, 0] = 1.0
-        p = torch.sigmoid(model.predict(b.X, mask, b.region, return_inst_pred=False))
-        drops.append((base - p).numpy())
+        drops.append((base - _slide_logits(model, b, mask))[keep].numpy())
     return float(np.mean(drops))
 
 
