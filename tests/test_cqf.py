@@ -268,7 +268,10 @@ def test_toy_kl_and_k_star():
 def test_presets_have_the_same_keys():
     keys = [set(p) - {"gpu"} for p in PRESETS.values()]
     assert all(k == keys[0] for k in keys)
-    assert len(PRESETS["book"]["seeds"]) >= 3 and len(PRESETS["full"]["seeds"]) >= 3
+    assert len(PRESETS["book"]["seeds"]) >= 5 and len(PRESETS["full"]["seeds"]) >= 5   # T1 differences: >= 5 seeds
+    assert all(3 <= PRESETS[s]["gpt_seeds"] <= len(PRESETS[s]["seeds"]) for s in ("book", "full"))
+    assert all(set(p["gpt"]) == set(PRESETS["smoke"]["gpt"]) for p in PRESETS.values())
+    assert set(PRESETS["full"]["gpu"]["gpt"]) == set(PRESETS["full"]["gpt"])  # the GPU variant replaces the whole dict
 
 
 def test_semireal_corpus_does_not_depend_on_what_the_kernel_imported():
@@ -363,3 +366,25 @@ def test_controls_of_t1(world):
     assert t1_accuracy(NGramLM(world.vocab.size).fit(p), world) > t1_accuracy(NGramLM(world.vocab.size).fit(base.head_tokens(40_000)), world)
     with pytest.raises(ValueError):
         planted(world, base, 40_000, 1.5, seed=0)
+    with pytest.raises(ValueError, match="genre"):
+        planted(world, base, 40_000, 0.05, seed=0, genre="FAQ")
+
+
+def test_prose_knowledge_does_not_reach_the_qa_prompt(world):
+    """PC-T1p's premise: a 4-gram trained on the test facts stated as prose answers the prose task, not the
+    QA prompt (its context `e r ?` never occurs in prose)."""
+    lm = NGramLM(world.vocab.size).fit(world.generate_genre("HQ-PROSE-COVER", 3000, np.random.default_rng(0)))
+    assert t1_accuracy(lm, world, template="prose") > 0.9 and t1_accuracy(lm, world) < 0.5
+
+
+def test_oracle_is_matches_the_hq_genre_mix_without_repetition(world):
+    from icml26.cqf.experiments import oracle_is
+
+    pool = world.web(4000)
+    o = oracle_is(pool, "orca", 20_000, np.random.default_rng(0))
+    docs = o.shares()
+    assert o.n_tokens >= 20_000 and len(np.unique(o.ids)) == len(o)
+    assert docs["FAQ"] == pytest.approx(0.5, abs=0.03) and docs["CHAT"] == pytest.approx(0.3, abs=0.03)
+    assert docs["SPAM"] == docs["MISINFO"] == 0
+    with pytest.raises(ValueError, match="pool holds"):
+        oracle_is(world.web(300), "orca", 20_000, np.random.default_rng(0))

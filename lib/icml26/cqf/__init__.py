@@ -12,13 +12,14 @@ Model library of the ``cqf`` chapter (research brief ``papers/cqf.md``; equation
 * language models: :class:`NGramLM`, :class:`TinyGPT`, :class:`GPTLM`; metrics :func:`t1_accuracy`,
   :func:`decile_losses`, :func:`conditioning_fraction`
 * the §3.2 toy: :func:`cqf_composition`, :func:`kl_curve`, :func:`k_star`
-* experiments / sizes: :func:`run_seed`, :func:`semireal_composition`, :data:`PRESETS`
+* experiments / sizes: :func:`run_seed`, :func:`semireal_composition`, the controls :func:`planted` and
+  :func:`oracle_is`, the diagnostic :func:`noise_removal`, :data:`PRESETS`
 """
 from __future__ import annotations
 
 from .baselines import CRISPLike, DSIRLike
 from .classifier import QualityClassifier
-from .experiments import E1_SETS, run_seed, semireal_composition
+from .experiments import E1_SETS, noise_removal, oracle_is, planted, run_seed, semireal_composition
 from .features import embedding_features, hashed_features, ngram_counts
 from .gpt import GPTLM, TinyGPT
 from .metrics import conditioning_fraction, decile_losses, t1_accuracy, t1_logprobs
@@ -32,6 +33,6 @@ __all__ = [
     "ALL_GENRES", "CRISPLike", "DSIRLike", "Docs", "E1_SETS", "GENRES", "GPTLM", "HQ_SETS", "NGramLM", "PRESETS",
     "QualityClassifier", "Request", "ScoreCDF", "Selection", "SynthWeb", "TOY_A", "TOY_B", "TOY_TYPES", "TinyGPT",
     "Vocab", "WEB_MIX", "calibrate", "conditioning_fraction", "cqf_composition", "cqf_select", "decile_losses",
-    "embedding_features", "exclusive_buckets", "hashed_features", "k_star", "kl", "kl_curve", "ngram_counts", "perm",
-    "run_seed", "select_many", "semireal_composition", "t1_accuracy", "t1_logprobs",
+    "embedding_features", "exclusive_buckets", "hashed_features", "k_star", "kl", "kl_curve", "ngram_counts",
+    "noise_removal", "oracle_is", "perm", "planted", "run_seed", "select_many", "semireal_composition", "t1_accuracy", "t1_logprobs",
 ]

@@ -65,7 +65,6 @@ class Request:
     high: float = np.inf
     budget: int = 0
     n_eval_docs: int = 0
-    transform: object = None  # e.g. Perm(k): applied to the kept documents
 
 
 @dataclass
@@ -137,10 +136,7 @@ def select_many(stream, scorers: dict, requests: dict[str, Request], max_generat
                              f"generated {generated}, kept (tokens) {missing}; documents are never repeated")
     out = {}
     for n, r in requests.items():
-        train, ev = Docs.concat(kept[n]), Docs.concat(evals[n])
-        if r.transform is not None:
-            train, ev = r.transform(train), r.transform(ev)
-        out[n] = Selection(train, ev, done_at[n], kept_tok[n], r)
+        out[n] = Selection(Docs.concat(kept[n]), Docs.concat(evals[n]), done_at[n], kept_tok[n], r)
     return out
 
 
