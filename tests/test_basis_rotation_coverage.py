@@ -151,3 +151,6 @@ def test_gpu_variant_only_on_cuda_and_cpu_presets_untouched():
         mc = select_preset(br.PRESETS, scale)["mlp"]
         assert "BR (2nd, bi)" in mc["nostash_methods"] and any(m in br.BASELINES for m in mc["nostash_methods"])
         assert len(mc["split_freqs"]) == 2
+        assert tuple(mc["aux_seeds"]) == tuple(mc["seeds"])[:len(mc["aux_seeds"])]       # a prefix: pairs line up
+        mm = mc["matched"]
+        assert mc["lr"] in mm["base_lrs"] and mc["lr"] in mm["br_lrs"] and 0 < mm["tol"] < 1

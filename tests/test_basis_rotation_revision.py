@@ -91,7 +91,11 @@ def test_update_alignment_is_one_without_delay_and_equivariant_for_br():
                             betas=(0.0, 0.999), shampoo_beta=0.95)
     assert a == pytest.approx(b, abs=1e-8)
     with pytest.raises(ValueError):
-        br.update_alignment(lam, Q, np.ones(2), method="exact", tau=1, steps=10)
+        br.update_alignment(lam, Q, np.ones(2), method="bogus", tau=1, steps=10)
+    # the exact-eigenbasis arm (C8b's positive control) on the rotated problem is aligned Adam, cosine for cosine (C2)
+    kw = dict(tau=2, steps=12, betas=(0.0, 0.999), sigma=0.02, lr=0.05)
+    assert br.update_alignment(lam, Q, Q @ np.ones(2), method="exact", **kw) == pytest.approx(
+        br.update_alignment(lam, np.eye(2), np.ones(2), method="adam", **kw), abs=1e-10)
 
 
 def test_r_2d_matches_l11_ratio():
@@ -254,3 +258,35 @@ def test_censoring_reason_points_the_right_way():
     assert "at P = 1 in some" in br.censoring_reason("at_most", {"base": (one, +1, cens)}, where="P = 1")
     with pytest.raises(ValueError):
         br.censoring_reason("between", {})
+
+
+def test_matched_speed_rule_and_seed_subsets():
+    """C4m's rule: the baseline at its fastest lr of the grid, basis rotation at the lr whose P = 1 count is nearest."""
+    c = lambda *v: (np.array(v, dtype=float), np.zeros(len(v), bool))
+    base = {1e-3: c(1100, 1150), 3e-3: c(850, 870)}
+    assert br.fastest_lr(base) == 3e-3
+    rot = {1e-4: c(2400, 2600), 3e-4: c(800, 840), 1e-3: c(300, 320)}
+    assert br.matched_lr(rot, 860.0) == 3e-4 and br.matched_lr(rot, 400.0) == 1e-3
+    assert br.fastest_lr({1e-3: c(500), 3e-3: c(500)}) == 3e-3          # a tie goes to the larger lr
+    with pytest.raises(ValueError):
+        br.matched_lr(rot, 0.0)
+    runs = {("A", 1, s): s for s in range(5)}
+    assert sorted(br.subset_seeds(runs, (0, 1, 2))) == [("A", 1, 0), ("A", 1, 1), ("A", 1, 2)]
+
+
+def test_slowdown_table_is_the_seed_mean_of_the_per_seed_values():
+    mk = lambda m, P, s, ev: br.TrainRun(m, P, s, np.zeros(3), np.array([10, 20, 30]), np.array(ev))
+    runs = {("A", 1, 0): mk("A", 1, 0, [2.0, 1.0, 0.5]), ("A", 8, 0): mk("A", 8, 0, [2.0, 1.5, 1.0]),
+            ("A", 1, 1): mk("A", 1, 1, [1.0, 0.5, 0.4]), ("A", 8, 1): mk("A", 8, 1, [2.0, 2.0, 2.0])}
+    tab = br.slowdown_table(runs, ["A"], (1, 8), 1.0, 30)
+    assert tab["iters"][("A", 8)] == 30 and tab["censored"][("A", 8)] and not tab["censored"][("A", 1)]
+    assert tab["slowdown"][("A", 8)] == pytest.approx(np.mean([30 / 20, 30 / 10]))
+
+
+def test_kronecker_exact_arm_is_its_own_method():
+    """The exact two-sided basis (C3d's diagnosis) is a frozen basis, neither Adam's nor the estimated one."""
+    kw = dict(tau=2, steps=60, seed=0, m=4, n=8, last=20, lr=3e-3)
+    ex, bi, ad = (br.kronecker_regression(method=m, **kw) for m in ("exact", "bi", "adam"))
+    assert np.isfinite(ex) and ex != bi and ex != ad
+    with pytest.raises(ValueError):
+        br.kronecker_regression(method="bogus", **kw)

@@ -24,22 +24,29 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 * Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
 * experiments / sizes: :func:`delay_sweep`, :func:`exact_invariance`, :func:`trajectories_2d`,
   :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
-  :func:`hessian_diagnostic`, :data:`PRESETS`
+  :func:`hessian_diagnostic` (with a random-rotation control), :data:`PRESETS`
+* the headline at matched synchronous speed (claim C4m): :func:`fastest_lr`, :func:`matched_lr`, :func:`secant_lr` (the rule
+  that picks each method's learning rate from its grid), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds)
 """
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
-from .experiments import (Task, alignment_sweep, depth_growth, stash_mode_gaps, final_loss, intersection_union, stash_degradation, censoring_reason, seed_slowdown, delay_sweep, levels_2d, r_2d, seed_iterations, slowdown_vs_target, exact_invariance, gpt_task, hessian_diagnostic, mean_curve, mlp_task,
-                          slowdown_sweep, slowdown_table, trajectories_2d)
+from .experiments import (Task, alignment_sweep, censoring_reason, delay_sweep, depth_growth, exact_invariance,
+                          fastest_lr, final_loss, gpt_task, hessian_diagnostic, intersection_union, levels_2d,
+                          matched_lr, mean_curve, mlp_task, r_2d, secant_lr, seed_iterations, seed_slowdown, slowdown_sweep,
+                          slowdown_table, slowdown_vs_target, stash_degradation, stash_mode_gaps, subset_seeds,
+                          trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
                     pipedream_lr_factor, rotated_weights, warmup_cosine)
-from .pipeline import T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, stage_aware_freqs, split_freqs, TrainRun, iterations_to_target, split_stages, stage_delays, train_pipeline
+from .pipeline import (T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, TrainRun, iterations_to_target, split_freqs,
+                       split_stages, stage_aware_freqs, stage_delays, train_pipeline)
 from .presets import PRESETS
 from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, strict_end, carry_band, equivalent_staleness,
                      fit_alpha, lenient_end, scaled_ratio, scaled_reduction, scaled_slowdown)
-from .toys import TOY_METHODS, kronecker_regression, update_alignment, QuadraticRun, random_rotation, rotation2d, run_quadratic, steady_state_loss
+from .toys import (KRON_METHODS, TOY_METHODS, QuadraticRun, kronecker_regression, random_rotation, rotation2d,
+                   run_quadratic, steady_state_loss, update_alignment)
 
 __all__ = [
     "AsyncPipeline", "BASELINES", "BasisRotationAdam", "CharCorpus", "DeepMLP", "METHODS", "MultiOptimizer",
@@ -53,4 +60,5 @@ __all__ = [
     "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end", "strict_end",
     "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
     "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
+    "KRON_METHODS", "fastest_lr", "matched_lr", "secant_lr", "subset_seeds", "stash_mode_gaps",
 ]

@@ -4,7 +4,7 @@
 * :func:`exact_invariance`   exact-eigenbasis Adam on the rotated problem vs aligned Adam (C2)
 * :func:`trajectories_2d`    the 2-D intuition figure
 * :func:`slowdown_sweep`     iterations to a target vs P for each method (deep MLP, tiny GPT)
-* :func:`slowdown_table`     iterations / slowdowns with censoring
+* :func:`slowdown_table`     seed means of the per-seed iterations / slowdowns, with censoring (the figures)
 * :func:`hessian_diagnostic` r(H) of one block's exact Hessian before / after rotation (C7)
 * :func:`levels_2d`          2-D steady-state levels over seeds (the intuition figure's claim)
 * :func:`alignment_sweep`    cos(delayed update, fresh update) vs rotation angle / r(H) (the mechanism)
@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -112,22 +113,26 @@ def r_2d(theta: float, lam=(1.0, 0.05)) -> float:
 
 def alignment_sweep(angles_deg: Sequence[float], tau: int, steps: int, seeds: Sequence[int], lam=(1.0, 0.05),
                     lr: float = 0.05, sigma: float = 0.02, shampoo_beta: float = 0.95,
-                    betas: tuple[float, float] = (0.0, 0.999), progress: Callable | None = None) -> dict:
+                    betas: tuple[float, float] = (0.0, 0.999), exact: bool = False,
+                    progress: Callable | None = None) -> dict:
     """Mean cos(delayed update, fresh update) of Adam and basis rotation on the 2-D quadratic as its
     Hessian is rotated by each angle (:func:`~icml26.basis_rotation.toys.update_alignment`).
 
     ``beta1 = 0`` by default: the theory's setting (asynchronous Adam with beta1 = 0, RMSProp-like), where
     an update is the preconditioned gradient itself; with beta1 = 0.9 the momentum dominates both updates
     and their cosine is ~0.98-0.99 whatever the angle (a pilot run), so it cannot show the mechanism.
-    Returns ``{"angles", "r": r(H) per angle, "cos": {"Adam"|"Basis rotation": (n_angles, n_seeds)}}``.
+    ``exact=True`` adds ``"Exact basis"``: Adam frozen in the Hessian's eigenbasis, what basis rotation would do
+    with a perfect estimate (the mechanism with the estimator taken out: the positive control of claim C8b).
+    Returns ``{"angles", "r": r(H) per angle, "cos": {"Adam"|"Basis rotation"[|"Exact basis"]: (n_angles, n_seeds)}}``.
     """
-    cos = {"Adam": np.zeros((len(angles_deg), len(seeds))), "Basis rotation": np.zeros((len(angles_deg), len(seeds)))}
+    arms = (("Adam", "adam"), ("Basis rotation", "br")) + ((("Exact basis", "exact"),) if exact else ())
+    cos = {name: np.zeros((len(angles_deg), len(seeds))) for name, _ in arms}
     jobs = [(i, j) for i in range(len(angles_deg)) for j in range(len(seeds))]
     for i, j in (progress(jobs, desc="alignment sweep") if progress else jobs):
         th = np.radians(angles_deg[i])
         Q = rotation2d(th)
         w0 = Q @ np.ones(2)
-        for name, meth in (("Adam", "adam"), ("Basis rotation", "br")):
+        for name, meth in arms:
             cos[name][i, j] = update_alignment(lam, Q, w0, method=meth, tau=tau, steps=steps, lr=lr, sigma=sigma,
                                                shampoo_beta=shampoo_beta, betas=betas, seed=seeds[j])
     return {"angles": list(angles_deg), "r": np.array([r_2d(np.radians(a), lam) for a in angles_deg]), "cos": cos}
@@ -210,21 +215,24 @@ def mean_curve(runs: dict, method: str, P: int) -> TrainRun:
 
 
 def slowdown_table(runs: dict, methods: Sequence[str], Ps: Sequence[int], target: float, steps: int) -> dict:
-    """Iterations to ``target`` on the seed-averaged eval curve and slowdowns vs each method's own P = 1.
+    """Iterations to ``target`` and slowdowns vs each method's own ``P = 1``, from the *per-seed* values that the
+    claims use (:func:`seed_iterations`, :func:`seed_slowdown`): ``iters`` is the seed mean of the counts,
+    ``slowdown`` the seed mean of the per-seed slowdowns (seeds censored at ``P = 1`` left out; NaN when all are).
 
-    A run that never reaches the target is *censored*: its count is reported as the lower bound
-    ``steps`` (and its slowdown as the lower bound ``steps / iters(P = 1)``), flagged in ``censored``.
+    A run that never reaches the target is *censored*: its count is the lower bound ``steps``, and a slowdown
+    with a censored ``P``-count is a lower bound; ``censored`` flags a setting where any seed is.
     """
     if Ps[0] != 1:
         raise ValueError(f"slowdowns are relative to P = 1: Ps must start with 1, got {tuple(Ps)}")
     iters, cens, slow = {}, {}, {}
     for m in methods:
+        it1 = seed_iterations(runs, m, 1, target, steps)
         for P in Ps:
-            it = iterations_to_target(mean_curve(runs, m, P), target)
-            iters[(m, P)] = steps if it is None else it
-            cens[(m, P)] = it is None
-        for P in Ps:
-            slow[(m, P)] = iters[(m, P)] / iters[(m, Ps[0])] if not cens[(m, Ps[0])] else float("nan")
+            itP = it1 if P == 1 else seed_iterations(runs, m, P, target, steps)
+            sd, _ = seed_slowdown(itP, it1)
+            iters[(m, P)] = float(itP[0].mean())
+            cens[(m, P)] = bool(itP[1].any())
+            slow[(m, P)] = float(np.nanmean(sd)) if np.isfinite(sd).any() else float("nan")
     return {"target": target, "iters": iters, "censored": cens, "slowdown": slow}
 
 
@@ -254,11 +262,58 @@ def slowdown_vs_target(runs: dict, methods: Sequence[str], P: int, targets: Sequ
     return {"slowdown": slow, "censored": cens, "targets": list(targets)}
 
 
+def fastest_lr(counts: dict) -> float:
+    """The learning rate whose runs need the fewest iterations to the target: ``counts`` maps a learning rate to
+    its :func:`seed_iterations` result (per-seed counts, a censored count being the lower bound ``steps``, and
+    the censoring flags); the seed mean decides, the larger learning rate among equal means."""
+    if not counts:
+        raise ValueError("fastest_lr needs at least one learning rate")
+    return min(counts, key=lambda lr: (float(np.mean(counts[lr][0])), -lr))
+
+
+def matched_lr(counts: dict, reference: float) -> float:
+    """The learning rate of ``counts`` (as in :func:`fastest_lr`) whose seed-mean count lies nearest
+    ``reference`` in ``|log(count / reference)|``: the matched-synchronous-speed rule of claim C4m; the larger
+    learning rate among equal distances."""
+    if not counts:
+        raise ValueError("matched_lr needs at least one learning rate")
+    if not reference > 0:
+        raise ValueError(f"the reference count must be > 0, got {reference!r}")
+    return min(counts, key=lambda lr: (abs(math.log(float(np.mean(counts[lr][0])) / reference)), -lr))
+
+
+def secant_lr(counts: dict, reference: float, digits: int = 2) -> float | None:
+    """One secant step of the matched-speed rule (claim C4m): between the two neighbouring learning rates of
+    ``counts`` (as in :func:`fastest_lr`) whose seed-mean counts bracket ``reference`` (the count falls as the rate
+    grows), the rate at which the line through them in ``(log lr, log count)`` meets ``reference``, rounded to
+    ``digits`` significant digits. None when no neighbouring pair brackets it or the rate is already in the grid."""
+    if not reference > 0:
+        raise ValueError(f"the reference count must be > 0, got {reference!r}")
+    lrs = sorted(counts)
+    mean = {lr: float(np.mean(counts[lr][0])) for lr in lrs}
+    for lo, hi in zip(lrs, lrs[1:]):
+        c_lo, c_hi = mean[lo], mean[hi]
+        if c_lo >= reference >= c_hi and c_lo > c_hi:
+            k = math.log(c_lo / c_hi) / math.log(hi / lo)             # count ~ lr^-k on the bracket
+            lr = lo * (c_lo / reference) ** (1.0 / k)
+            lr = float(f"{lr:.{digits}g}")
+            return None if any(math.isclose(lr, x, rel_tol=1e-9) for x in lrs) else lr
+    return None
+
+
+def subset_seeds(runs: dict, seeds: Sequence[int]) -> dict:
+    """The runs of ``runs`` (keyed ``(method, P, seed)``) whose seed is in ``seeds``: the main sweep restricted to
+    the seeds of an experiment that runs fewer, so that per-seed pairs line up."""
+    keep = set(int(s) for s in seeds)
+    return {k: r for k, r in runs.items() if k[2] in keep}
+
+
 # ---------------------------------------------------------------------- Hessian diagnostic
 def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
-    """Train a small MLP with basis rotation, then compare r(H) of one block's exact Hessian
-    in the original coordinates, in the optimizer's estimated basis (U, V), and the Cauchy-sketch
-    estimate of ||H||_{1,1} with the exact value."""
+    """Train a small MLP with basis rotation (initialisation and data order from ``seed``), then compare r(H) of
+    one block's exact Hessian in the original coordinates, in the optimizer's estimated basis ``U (x) V``, and in a
+    Haar-random Kronecker basis ``U_r (x) V_r`` of the same shape (``r_rand``: the control, a rotation that knows
+    nothing of ``H``), and the Cauchy-sketch estimate of ||H||_{1,1} with the exact value."""
     data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
     torch.manual_seed(seed)
     model = DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"])
@@ -284,9 +339,13 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
     H = weight_hessian(loss_of, W.detach().double())
     U, V = rot.bases(W)
     Ht = rotate_hessian(H, U.double(), V.double(), W.shape)
+    m, n = W.shape
+    Ur = torch.tensor(random_rotation(m, 7919 + 2 * seed))
+    Vr = torch.tensor(random_rotation(n, 7920 + 2 * seed))
+    H_rand = rotate_hessian(H, Ur, Vr, W.shape)
     evals, evecs = torch.linalg.eigh(H)
     est = cauchy_l11_estimate(lambda z: H @ z, H.shape[0], cfg["cauchy_draws"], seed)
-    return {"H": H.numpy(), "H_rot": Ht.numpy(), "r_orig": l11_ratio(H), "r_rot": l11_ratio(Ht),
+    return {"H": H.numpy(), "H_rot": Ht.numpy(), "r_orig": l11_ratio(H), "r_rot": l11_ratio(Ht), "r_rand": l11_ratio(H_rand),
             "l11": float(H.abs().sum()), "l11_cauchy": est, "trace": float(torch.diagonal(H).sum()),
             "neg_eig_mass": float(evals.clamp(max=0).abs().sum() / evals.abs().sum()), "shape": tuple(W.shape)}
 

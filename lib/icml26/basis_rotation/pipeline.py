@@ -12,8 +12,11 @@ which :class:`AsyncPipeline` computes with one forward/backward through the mixe
 Warm-up: the stash starts filled with the initial weights. ``P = 1`` is synchronous training.
 Each stage has its own optimizer, LR schedule and per-parameter-group gradient clipping.
 
-**Without weight stashing** (``stash=False``; the paper's "without weight stashing" ablation, brief section 4:
-"all baselines degrade catastrophically, basis rotation nearly unaffected"): PipeDream without stashing runs
+**Without weight stashing** (``stash=False``; for the paper's "without weight stashing" ablation, brief section 4:
+"all baselines degrade catastrophically, basis rotation nearly unaffected"). The ablation's code is not public and
+the official runtime has no such switch (its ``--no_input_pipelining`` keeps one weight version *and* drops the
+warm-up minibatches, i.e. synchronous training), so this mode is the chapter's reconstruction, the natural reading
+of PipeDream with recomputation and without ``load_old_params``: PipeDream without stashing runs
 the *forward* of minibatch ``u`` on stage ``s`` with the weights it has then, ``theta_s^{u - tau_s}``, and its
 *backward* ``tau_s`` updates later with the weights it has by then, the current ``theta_s^u``. With the
 official runtime's activation recomputation (brief section 2.1: the backward recomputes the stage's forward

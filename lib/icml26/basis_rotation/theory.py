@@ -47,8 +47,6 @@ def equivalent_staleness(P: int) -> float:
     return math.sqrt((P - 1) * (2 * P - 1) / 6)
 
 
-
-
 def scaled_slowdown(P: int, slowdown_ref: float, P_ref: int = PAPER_P, alpha: float = 1.0, law: str = "power") -> float:
     """A slowdown measured at ``P_ref`` carried to ``P`` (an assumption, module docstring):
     ``1 + (slowdown_ref - 1) (tau'(P) / tau'(P_ref))^alpha`` (``law="power"``), or, log-linear

@@ -22,6 +22,7 @@ import torch
 from .optim import BasisRotationAdam
 
 TOY_METHODS = ("adam", "exact", "br")
+KRON_METHODS = ("adam", "uni", "bi", "exact")
 
 
 def rotation2d(theta: float) -> np.ndarray:
@@ -45,13 +46,12 @@ class QuadraticRun:
     path: np.ndarray          # iterates, (steps + 1, d)
 
 
-def run_quadratic(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float = 1e-2,
-                  betas: tuple[float, float] = (0.9, 0.999), sigma: float = 0.05, freq: int = 10,
-                  shampoo_beta: float | None = None, seed: int = 0) -> QuadraticRun:
-    """Adam / exact-eigenbasis Adam / basis rotation on ``1/2 w^T Q diag(lam) Q^T w`` with delay ``tau``.
-
-    float64 throughout; no weight decay; ``xi`` drawn from ``numpy.random.default_rng(seed)``.
-    """
+def _quadratic_problem(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float, betas: tuple[float, float],
+                       sigma: float, freq: int, shampoo_beta: float | None, seed: int):
+    """The set-up shared by :func:`run_quadratic` and :func:`update_alignment`: inputs checked, the noise
+    ``sigma diag(lam)^{1/2} xi`` drawn from ``numpy.random.default_rng(seed)``, the weight ``w`` (``d x 1``, float64),
+    its optimizer with the basis of ``method`` (``"adam"``: identity, ``"exact"``: ``U = Q``, ``"br"``: estimated)
+    and the stash of the last ``tau + 1`` iterates. Returns ``(Qt, lam_t, noise, w, opt, hist)``."""
     if method not in TOY_METHODS:
         raise ValueError(f"method must be one of {TOY_METHODS}, got {method!r}")
     if tau < 0 or steps < 1:
@@ -74,6 +74,20 @@ def run_quadratic(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float = 
     elif method == "exact":
         opt.fix_basis(w, left=Qt)
     hist = deque([w.detach().clone()] * (tau + 1), maxlen=tau + 1)
+    return Qt, lam_t, noise, w, opt, hist
+
+
+def run_quadratic(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float = 1e-2,
+                  betas: tuple[float, float] = (0.9, 0.999), sigma: float = 0.05, freq: int = 10,
+                  shampoo_beta: float | None = None, seed: int = 0) -> QuadraticRun:
+    """Adam / exact-eigenbasis Adam / basis rotation on ``1/2 w^T Q diag(lam) Q^T w`` with delay ``tau``.
+
+    float64 throughout; no weight decay; ``xi`` drawn from ``numpy.random.default_rng(seed)``.
+    """
+    Qt, lam_t, noise, w, opt, hist = _quadratic_problem(
+        lam, Q, w0, method=method, tau=tau, steps=steps, lr=lr, betas=betas, sigma=sigma,
+        freq=freq, shampoo_beta=shampoo_beta, seed=seed)
+    d = lam_t.numel()
     path = np.empty((steps + 1, d))
     path[0] = w.detach().numpy().ravel()
 
@@ -109,27 +123,18 @@ def update_alignment(lam, Q, w0, *, method: str, tau: int, steps: int, lr: float
     Runs :func:`run_quadratic`'s delayed optimizer and, at every step, also computes the update the
     *same optimizer state* would have made from the fresh gradient at the current iterate (same noise
     draw ``xi_t``), then restores the state. Returns the mean cosine between the applied (delayed) and
-    the fresh update over the steps after the first ``burn_in`` fraction.
+    the fresh update over the steps after the first ``burn_in`` fraction. ``method``: ``"adam"`` (identity
+    basis), ``"br"`` (the basis estimated by Algorithm 2) or ``"exact"`` (Adam frozen in the exact eigenbasis
+    ``U = Q``: what basis rotation would do with a perfect estimate; the positive control of claim C8b).
     """
     import copy
 
-    if method not in ("adam", "br"):
-        raise ValueError(f"method must be 'adam' or 'br', got {method!r}")
-    if tau < 0 or steps < 2 or not 0 <= burn_in < 1:
-        raise ValueError("tau must be >= 0, steps >= 2 and burn_in in [0, 1)")
-    lam = np.asarray(lam, dtype=float)
-    Q = np.asarray(Q, dtype=float)
-    d = lam.size
-    if Q.shape != (d, d) or np.asarray(w0).shape != (d,) or np.any(lam <= 0):
-        raise ValueError(f"shapes: lam ({d},) positive, Q ({d}, {d}), w0 ({d},) expected")
-    xi = np.random.default_rng(seed).standard_normal((steps, d))
-    Qt, lam_t = torch.tensor(Q), torch.tensor(lam)
-    noise = torch.tensor(sigma * np.sqrt(lam) * xi)
-    w = torch.nn.Parameter(torch.tensor(np.asarray(w0, dtype=float)).reshape(d, 1))
-    opt = BasisRotationAdam([w], lr=lr, betas=betas, weight_decay=0.0, freq=freq, shampoo_beta=shampoo_beta)
-    if method == "adam":
-        opt.fix_basis(w)
-    hist = deque([w.detach().clone()] * (tau + 1), maxlen=tau + 1)
+    if steps < 2 or not 0 <= burn_in < 1:
+        raise ValueError("steps must be >= 2 and burn_in in [0, 1)")
+    Qt, lam_t, noise, w, opt, hist = _quadratic_problem(
+        lam, Q, w0, method=method, tau=tau, steps=steps, lr=lr, betas=betas, sigma=sigma,
+        freq=freq, shampoo_beta=shampoo_beta, seed=seed)
+    d = lam_t.numel()
 
     def grad_at(x, t):
         return (Qt @ (lam_t * (Qt.T @ x.ravel()) + noise[t])).reshape(d, 1)
@@ -162,11 +167,13 @@ def kronecker_regression(*, method: str, tau: int, steps: int, seed: int = 0, m:
 
     Stochastic gradient ``G = A (W - W*) S_x + sigma A^{1/2} Xi S_x^{1/2}`` (so ``E[G G^T] ~ A`` and
     ``E[G^T G] ~ S_x`` near the optimum, Fisher ~ Hessian), delayed by ``tau`` steps. ``method``:
-    ``"adam"`` (identity basis), ``"uni"`` (one-sided rotation, the smaller side: left), ``"bi"`` (both).
+    ``"adam"`` (identity basis), ``"uni"`` (one-sided rotation, the smaller side: left), ``"bi"`` (both), or
+    ``"exact"``: Adam frozen in the exact two-sided eigenbasis ``Q_A (x) Q_x`` (basis rotation with a perfect
+    estimate: the lemma's minimiser, a diagnostic of the estimator's own cost).
     Returns the excess risk averaged over the last ``last`` steps.
     """
-    if method not in ("adam", "uni", "bi"):
-        raise ValueError(f"method must be 'adam', 'uni' or 'bi', got {method!r}")
+    if method not in KRON_METHODS:
+        raise ValueError(f"method must be one of {KRON_METHODS}, got {method!r}")
     if tau < 0 or steps < 1 or not 1 <= last <= steps or m > n:
         raise ValueError("need tau >= 0, 1 <= last <= steps and m <= n (the left side is the smaller one)")
     rng = np.random.default_rng(seed)
@@ -183,6 +190,8 @@ def kronecker_regression(*, method: str, tau: int, steps: int, seed: int = 0, m:
                             geometry="uni" if method == "uni" else "bi")
     if method == "adam":
         opt.fix_basis(W)
+    elif method == "exact":
+        opt.fix_basis(W, left=torch.tensor(Qa), right=torch.tensor(Qx))
     hist = deque([W.detach().clone()] * (tau + 1), maxlen=tau + 1)
     risks = []
     for t in range(steps):
