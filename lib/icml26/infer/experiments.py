@@ -15,12 +15,13 @@ from . import metrics as M
 from .data import CabinConfig, CabinData, arrival_samples, global_delay, simulate_cabin, simulate_rirs
 from .kk import (kk_relative_residual, minimum_phase_phase, negative_time_energy, one_pole_slab, perceptual_weight,
                  reim_kk_residual, spectral_weights)
-from .model import SPEED_OF_SOUND, AVRField, FreqMLP, InferField, TimeMLP
+from .model import SPEED_OF_SOUND, AVRField, FreqMLP, InferField, NAFField, TimeMLP
 from .train import TrainResult, field_sigma_beta, predict, train_model
 
 #: model name -> description of every model the chapter can train
 MODELS: dict[str, str] = {
-    "TD-MLP": "time-domain MLP (NAF/INRAS-like baseline): gamma(x_r) -> h[0:N], L1 + MR-STFT + energy-decay loss",
+    "TD-MLP": "time-domain MLP (INRAS-like baseline): gamma(x_r) -> h[0:N], L1 + MR-STFT + energy-decay + log-spectral loss",
+    "NAF-lite": "NAF-like log-magnitude STFT field with local grid features, NAF's MSE loss, Griffin-Lim phase",
     "AVR-lite": "hybrid AVR: per-point time signals, scalar sigma, rendered in frequency, AVR's time + frequency criterion",
     "FD-MLP": "frequency-domain MLP, no rendering: gamma(x_r) -> [Re, Im]^F, L_fr",
     "FD-MLP + ToF mask": "FD-MLP with INFER-lite's time-of-flight mask on its output",
@@ -35,16 +36,20 @@ MODELS: dict[str, str] = {
     "INFER lam=0.1": "INFER-lite, lambda_KK = 0.1",
     "INFER lam=0.01": "INFER-lite, lambda_KK = 0.01",
     "INFER lam=1": "INFER-lite, lambda_KK = 1 fixed (the previous revision's INFER-lite; the KK mechanism check K3-residual)",
+    "INFER oracle": "INFER-lite trained on every receiver, the held-out ones included (K1's positive control: no interpolation)",
 }
-BASELINES = ("TD-MLP", "AVR-lite", "FD-MLP", "FD-MLP + ToF mask")
+ORACLES = ("INFER oracle",)
+"""Models trained on the training *and* test receivers (a positive control: what the budget reaches without
+interpolating)."""
+BASELINES = ("TD-MLP", "NAF-lite", "AVR-lite", "FD-MLP", "FD-MLP + ToF mask")
 """Every baseline the chapter trains."""
-PAPER_BASELINES = ("TD-MLP", "AVR-lite")
-"""The families the abstract compares with: time-domain (NAF/INRAS-like) and hybrid (AVR)."""
+PAPER_BASELINES = ("TD-MLP", "NAF-lite", "AVR-lite")
+"""The families the abstract compares with: time-domain (INRAS-like TD-MLP, NAF-like NAF-lite) and hybrid (AVR)."""
 LAMBDA_SWEEP = {"INFER lam=0.01": 0.01, "INFER lam=0.1": 0.1, "INFER lam=1": 1.0}
-FAMILIES = {"TD-MLP": "time", "AVR-lite": "hybrid", "FD-MLP": "frequency MLP", "FD-MLP + ToF mask": "frequency MLP",
+FAMILIES = {"TD-MLP": "time", "NAF-lite": "NAF", "AVR-lite": "hybrid", "FD-MLP": "frequency MLP", "FD-MLP + ToF mask": "frequency MLP",
             "FD-MLP w/o weighting": "frequency MLP"}
 """Learning-rate family of each model (every INFER variant belongs to the family ``"INFER"``)."""
-FAMILY_PROBES = {"time": "TD-MLP", "hybrid": "AVR-lite", "frequency MLP": "FD-MLP", "INFER": "INFER w/o KK"}
+FAMILY_PROBES = {"time": "TD-MLP", "NAF": "NAF-lite", "hybrid": "AVR-lite", "frequency MLP": "FD-MLP", "INFER": "INFER w/o KK"}
 """The model whose validation error picks each family's learning rate (INFER's without L_KK, so that the
 learning rate and lambda_KK are chosen one after the other, not jointly)."""
 
@@ -68,6 +73,9 @@ def make_model(name: str, data: CabinData, cfg: dict[str, Any]) -> torch.nn.Modu
     octaves = cfg.get("n_octaves", 6)
     if name == "TD-MLP":
         return TimeMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves)
+    if name == "NAF-lite":
+        return NAFField(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves,
+                        stft_n=cfg.get("naf_stft", 128), stft_hop=cfg.get("naf_hop", 16))
     if name in ("FD-MLP", "FD-MLP + ToF mask", "FD-MLP w/o weighting"):
         return FreqMLP(c.room, c.n_fft, width=cfg["mlp_width"], depth=cfg["mlp_depth"], n_octaves=octaves,
                        causal=name.endswith("mask"), fs=c.fs, speaker=c.drivers(), arrival_offset=global_delay(),
@@ -91,9 +99,9 @@ def training_recipe(name: str, data: CabinData, cfg: dict[str, Any]) -> dict[str
     sched = dict(lr=lr, lr_final=lr / 10)
     f, fc = data.freqs, data.cfg.crossover_hz
     w = spectral_weights(f, fc)
-    if name in ("TD-MLP", "FD-MLP", "FD-MLP + ToF mask", "FD-MLP w/o weighting"):
+    if name in ("TD-MLP", "NAF-lite", "FD-MLP", "FD-MLP + ToF mask", "FD-MLP w/o weighting"):
         return dict(iters=cfg["mlp_iters"], batch=cfg["mlp_batch"],
-                    weights=None if name in ("TD-MLP", "FD-MLP w/o weighting") else w, **sched)
+                    weights=None if name in ("TD-MLP", "NAF-lite", "FD-MLP w/o weighting") else w, **sched)
     if name == "AVR-lite":
         return dict(iters=cfg["field_iters"], batch=cfg["field_batch"], **sched)
     lam = {"INFER w/o KK": 0.0, "INFER scalar-sigma": 0.0, **LAMBDA_SWEEP}.get(name, cfg["lam_kk"])
@@ -112,6 +120,20 @@ def render_sampling_ratio(model: torch.nn.Module, f_top: float) -> float:
         raise ValueError(f"f_top must be positive, got {f_top}")
     spacing = (model.far - model.near) / (model.n_samples - 1)
     return float(spacing / (SPEED_OF_SOUND / f_top / 2))
+
+
+def training_signature(name: str, data: CabinData, cfg: dict[str, Any], train_idx) -> tuple:
+    """What determines a trained model for a given seed: its class and variant, its training recipe and its
+    training receivers. Two model names with the same signature train to the same weights (`run_all` trains
+    them once)."""
+    torch_state = torch.random.get_rng_state()
+    model = make_model(name, data, cfg)
+    torch.random.set_rng_state(torch_state)
+    recipe = training_recipe(name, data, cfg)
+    items = tuple(sorted((k, np.asarray(v, dtype=float).tobytes() if isinstance(v, np.ndarray) else v)
+                         for k, v in recipe.items()))
+    return (type(model).__name__, getattr(model, "variant", None), getattr(model, "causal", None),
+            np.asarray(train_idx).tobytes(), items)
 
 
 def n_parameters(model: torch.nn.Module) -> int:
@@ -180,6 +202,25 @@ class Results:
         v = self.per_seed(metric)
         return [float(row[metric] / v.loc[reference, s]) for s in v.columns]
 
+    def blind_ratios(self, model: str, metric: str) -> list[float]:
+        """Per-seed ``metric(model) / metric(position-blind predictor)``: below 1 when the model uses position
+        (K1's gate, G1)."""
+        v = self.per_seed(metric)
+        return [float(v.loc[model, s] / self.blind[metric]) for s in v.columns]
+
+    def curve(self, name: str, points: int = 50) -> tuple[np.ndarray, np.ndarray]:
+        """A model's training-loss curve for `icml26.Chapter.curve`: (steps [P], values [seeds x P]), each value
+        the mean loss over a block of iters / ``points`` consecutive steps, the step its block's last."""
+        runs = [self.runs[(name, s)] for s in self.seeds if (name, s) in self.runs]
+        if not runs:
+            raise KeyError(f"no training run of {name!r}")
+        losses = np.asarray([r.losses for r in runs], dtype=float)
+        n = losses.shape[1]
+        points = max(6, min(points, n))
+        edges = np.linspace(0, n, points + 1).round().astype(int)
+        values = np.stack([losses[:, a:b].mean(1) for a, b in zip(edges[:-1], edges[1:])], 1)
+        return edges[1:].astype(float), values
+
     def differences(self, model: str, reference: str, metric: str, source: str = "tables") -> list[float]:
         v = self.per_seed(metric, source)
         return [float(v.loc[model, s] - v.loc[reference, s]) for s in v.columns]
@@ -209,11 +250,10 @@ def evaluate(pred: np.ndarray, data: CabinData, idx: np.ndarray, raw: np.ndarray
         "Angle error": M.angle_error(pred, true, band),
         "wrapped phase error (rad)": M.wrapped_phase_error(pred, true, band),
         "|H|-weighted phase error (rad)": M.wrapped_phase_error(pred, true, band, mag_w),
-        "Amp error": M.amplitude_error(pred, true, band),
         "pre-ToF energy": float(M.pre_arrival_energy(h_pred, data.arrival[idx], margin).mean()),
         "pre-ToF energy, unmasked": float(M.pre_arrival_energy(h_raw, data.arrival[idx], margin).mean()),
     }
-    row.update(M.time_battery(h_pred, data.h[idx], data.arrival[idx], c.fs))
+    row.update(M.avr_battery(h_pred, data.h[idx], c.fs))
     return row
 
 
@@ -279,33 +319,60 @@ def _selection_score(table: pd.DataFrame) -> pd.Series:
             + (table["Angle error"] / table["Angle error"].min())) / 2
 
 
+def _tuning_cfg(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The preset with the tuning runs' step counts: ``tune_fraction`` of the scale's steps (at least 2)."""
+    frac = float(cfg.get("tune_fraction", 1.0))
+    if not 0 < frac <= 1:
+        raise ValueError(f"tune_fraction must be in (0, 1], got {frac}")
+    return dict(cfg, field_iters=max(2, int(round(frac * cfg["field_iters"]))),
+                mlp_iters=max(2, int(round(frac * cfg["mlp_iters"]))))
+
+
 def tune(cfg: dict[str, Any], data: CabinData, models, device=None) -> tuple[dict[str, Any], pd.DataFrame]:
     """Choose, on a validation split of the training receivers (:func:`validation_split`, seed
-    ``TUNE_SEED``), (i) one learning rate per family of the models in ``models`` from ``cfg["lr_grid"]``
-    (trained on the family's probe model, `FAMILY_PROBES`), then (ii) INFER-lite's lambda_KK from
-    ``cfg["lam_grid"]`` (all > 0) at INFER's chosen learning rate. lambda_KK = 0 is trained beside it for
-    the table (it is the w/o-KK arm of the K3 test) but cannot be chosen. The criterion is
+    ``TUNE_SEED``; runs of ``tune_fraction`` of the scale's steps), (i) one learning rate per family of the
+    models in ``models`` from ``cfg["lr_grid"]`` (trained on the family's probe model, `FAMILY_PROBES`);
+    while the best value sits on an edge of the grid, the grid is widened past that edge by a factor 4, at
+    most ``cfg["lr_extend"]`` times (revision 3: the fixed grid's top was chosen by every family); then
+    (ii) INFER-lite's lambda_KK from ``cfg["lam_grid"]`` (all > 0) at INFER's chosen learning rate: the
+    **largest** lambda whose score is within ``cfg["lam_tolerance"]`` (relative) of the best lambda's, so a
+    choice among values validation cannot tell apart goes to the strongest KK constraint (revision 3: the
+    previous rule picked the minimum of scores 2 % apart, within seed noise). lambda_KK = 0 is trained
+    beside them for the table (it is the w/o-KK arm of K3) but cannot be chosen. The criterion is
     :func:`_selection_score`. Returns ({"lr_by_family": {...}, "lam_kk": float}, table of validation errors).
     """
     fit, val = validation_split(data)
+    tcfg = _tuning_cfg(cfg)
     fams = sorted({family(n) for n in models}, key=list(FAMILY_PROBES).index)
     rows, chosen = {}, {"lr_by_family": {}}
     for fam in fams:
         probe = FAMILY_PROBES[fam]
-        cand = {}
-        for lr in cfg["lr_grid"]:
-            c = dict(cfg, lr_by_family={fam: lr})
-            _, _, _, row, _ = _train_eval(probe, data, c, fit, val, TUNE_SEED, device, diagnostics=False)
-            cand[(fam, probe, "lr", float(lr))] = row
-        t = pd.DataFrame(cand).T
-        t["score"] = _selection_score(t)
-        chosen["lr_by_family"][fam] = float(t["score"].idxmin()[3])
+        cand: dict = {}
+        grid = sorted(float(x) for x in cfg["lr_grid"])
+        extend = int(cfg.get("lr_extend", 0))
+        while True:
+            for lr in grid:
+                if (fam, probe, "lr", lr) not in cand:
+                    c = dict(tcfg, lr_by_family={fam: lr})
+                    _, _, _, row, _ = _train_eval(probe, data, c, fit, val, TUNE_SEED, device, diagnostics=False)
+                    cand[(fam, probe, "lr", lr)] = row
+            t = pd.DataFrame(cand).T
+            t["score"] = _selection_score(t)
+            best = float(t["score"].idxmin()[3])
+            if extend <= 0 or len(grid) < 2 or grid[0] < best < grid[-1]:
+                break
+            grid = [best / 4] + grid if best == grid[0] else grid + [best * 4]
+            extend -= 1
+        chosen["lr_by_family"][fam] = best
         rows.update(t.to_dict("index"))
     lams = tuple(float(x) for x in cfg.get("lam_grid", ()))
     if lams and "INFER" in fams:
         if min(lams) <= 0:
             raise ValueError("lam_grid holds the candidates for lambda_KK > 0 only")
-        c = dict(cfg, lr_by_family=chosen["lr_by_family"])
+        tol = float(cfg.get("lam_tolerance", 0.0))
+        if tol < 0:
+            raise ValueError(f"lam_tolerance must be >= 0, got {tol}")
+        c = dict(tcfg, lr_by_family=chosen["lr_by_family"])
         cand = {}
         for lam in (0.0,) + lams:
             _, _, _, row, _ = _train_eval("INFER-lite", data, dict(c, lam_kk=lam), fit, val, TUNE_SEED, device,
@@ -315,7 +382,9 @@ def tune(cfg: dict[str, Any], data: CabinData, models, device=None) -> tuple[dic
         t["score"] = np.nan
         positive = t.index[1:]
         t.loc[positive, "score"] = _selection_score(t.loc[positive])
-        chosen["lam_kk"] = float(t.loc[positive, "score"].astype(float).idxmin()[3])
+        scores = t.loc[positive, "score"].astype(float)
+        near = [k for k in positive if scores[k] <= scores.min() * (1 + tol)]
+        chosen["lam_kk"] = float(max(k[3] for k in near))
         rows.update(t.to_dict("index"))
     table = pd.DataFrame(rows).T
     table.index = table.index.set_names(["family", "model", "knob", "value"])
@@ -354,9 +423,15 @@ def run_all(cfg: dict[str, Any], data: CabinData | None = None, seeds=None, devi
     jobs += [(s, n, "extra") for s in seeds for n in extra]
     rows: dict = {}
     diags: dict = {}
+    done: dict = {}
     for seed, name, split in progress(jobs, desc="models x seeds"):
         tr, te = (data.train, data.test) if split == "interp" else (data.extra_train, data.extra_test)
-        model, run, pred, row, diag = _train_eval(name, data, cfg, tr, te, seed, device)
+        if name in ORACLES:
+            tr = np.union1d(tr, te)
+        key = (seed, split, training_signature(name, data, cfg, tr))
+        if key not in done:  # two names with the same model, recipe and split (e.g. "INFER lam=1" when the tuned
+            done[key] = _train_eval(name, data, cfg, tr, te, seed, device)    # lambda_KK is 1) train once
+        model, run, pred, row, diag = done[key]
         rows.setdefault((split, seed), {})[name] = row
         if split == "interp":
             res.runs[(name, seed)] = run
@@ -444,6 +519,46 @@ def ray_causality(n_fft: int = 256, fs: int = 2000, n_slabs: int = 10, step_samp
             T = T * tau
         out[mode] = float(negative_time_energy(g, n_fft))
     return out
+
+
+def geometric_delay(distance: float = 1.5, fs: int = 2000, n_fft: int = 256, n_samples: int = 8, far: float = 2.5,
+                    bin_index: bool = False) -> tuple[float, float]:
+    """(delay in samples, fs d / c): the delay of the response INFER-lite's renderer (:func:`render_fields`) gives to one opaque point
+    (alpha = 1) at the ray sample nearest ``distance`` with a flat re-transmitted signal S = 1: read from the
+    slope of the phase of H_k = exp(-j 2 pi f_k d / c) against omega_k = 2 pi k / N. The renderer is right when
+    it equals fs d / c. ``bin_index=True`` renders with the frequency axis of the vendored parent class
+    ``AVRRenderFD.acoustic_render_fd`` (``freq_bins = torch.arange(n_freq_bins)``: the bin index k in place of
+    f_k = k fs / N), which gives N d / c instead: the units bug a fidelity check must catch (its
+    ``AVRRenderFD_FreqDep_PhaseCorrection_new`` subclass, INFER's renderer, uses Hz)."""
+    from .model import render_fields
+
+    F = n_fft // 2 + 1
+    d = torch.linspace(0.05, far, n_samples, dtype=torch.float64)
+    i = int(torch.argmin((d - distance).abs()))
+    sigma = torch.zeros(1, 1, n_samples, F, dtype=torch.float64)
+    sigma[..., i, :] = 1e3
+    zeros = torch.zeros_like(sigma)
+    k = torch.arange(F, dtype=torch.float64)
+    freqs = k if bin_index else k * fs / n_fft
+    H = render_fields(sigma, zeros, torch.ones_like(sigma), zeros, d, freqs)[0].numpy()
+    omega = 2 * np.pi * np.arange(F) / n_fft
+    slope = np.polyfit(omega, np.unwrap(np.angle(H)), 1)[0]
+    return float(-slope), float(fs * d[i] / SPEED_OF_SOUND)
+
+
+def renderer_agreement(seed: int = 0, shape=(3, 14, 8, 129), fs: int = 2000) -> float:
+    """max |render_fields - render_reference| / max |render_reference| on random fields: INFER-lite's kernel
+    (real arithmetic) against the transcription of the vendored renderer (`render_reference`)."""
+    from .model import render_fields, render_reference
+
+    gen = torch.Generator().manual_seed(seed)
+    sigma, beta = torch.rand(shape, generator=gen, dtype=torch.float64) * 3, torch.randn(shape, generator=gen, dtype=torch.float64)
+    s_re, s_im = torch.randn(shape, generator=gen, dtype=torch.float64), torch.randn(shape, generator=gen, dtype=torch.float64)
+    d = torch.linspace(0.05, 2.5, shape[2], dtype=torch.float64)
+    freqs = torch.arange(shape[3], dtype=torch.float64) * fs / (2 * (shape[3] - 1))
+    ours = render_fields(sigma, beta, s_re, s_im, d, freqs)
+    ref = render_reference(sigma, beta, torch.complex(s_re, s_im), d, freqs)
+    return float((ours - ref).abs().max() / ref.abs().max())
 
 
 def _delay_removed(H: np.ndarray, arrival: np.ndarray, n_fft: int) -> np.ndarray:

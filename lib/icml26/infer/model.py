@@ -14,7 +14,9 @@ renderer in the first author's follow-up repository are public); docstrings cite
   volume-rendered with a scalar attenuation; trained on the time signal.
 * :class:`FreqMLP` -- FD-MLP: gamma(x_r) -> [Re, Im]^F, a frequency field without rendering; with
   ``causal=True`` it gets INFER's time-of-flight mask (FD-MLP + ToF mask).
-* :class:`TimeMLP` -- TD-MLP: gamma(x_r) -> h[0:N], the NAF/INRAS-like time-domain baseline.
+* :class:`TimeMLP` -- TD-MLP: gamma(x_r) -> h[0:N], the INRAS-like time-domain baseline.
+* :class:`NAFField` -- NAF-lite: NAF's log-magnitude STFT field with local grid features (Luo et al., NeurIPS
+  2022), phase by Griffin-Lim: the time-frequency member of the paper's "time-domain" baseline family.
 
 Every model normalises positions by the room box, (x - centre) / (room / 2), so that with 6 octaves of
 Fourier features the finest period is room / 32 (0.08 / 0.05 / 0.04 m for the default cabin), below a
@@ -170,18 +172,104 @@ class TimeMLP(_ReceiverModel):
         return torch.fft.rfft(self.time_response(receivers), n=self.n_fft, dim=-1)
 
 
+class NAFField(_ReceiverModel):
+    """NAF-lite: the log-magnitude STFT field of Neural Acoustic Fields (Luo et al., NeurIPS 2022; official
+    ``kernel_residual_fc_embeds``), the time-frequency baseline of INFER's "time-domain" family.
+
+    Each STFT pixel (frame t, bin k) of the impulse response is a query: the MLP takes
+    [gamma(x_r), gamma(t), gamma(k)] and NAF's *local geometric conditioning*, a learnable feature per
+    point of a 2-D grid over the room's floor plan (``grid_gap`` m apart, NAF's default 0.25 m), read at
+    the receiver by Gaussian kernel regression (NAF's ``fit_predict_torch``, bandwidth = the grid gap),
+    and predicts log(|STFT| + eps); trained with NAF's MSE on that log magnitude (:func:`naf_loss`).
+    NAF predicts no phase: the time response is rebuilt from the predicted magnitude by Griffin-Lim
+    (:meth:`time_response`, ``gl_iters`` iterations from zero phase; the research brief's "NAF-lite").
+    Simplifications (named): one source (NAF's emitter input and left/right-ear latents dropped), a
+    plain MLP instead of NAF's residual blocks, a fixed kernel bandwidth and grid (NAF learns both),
+    Fourier features of 6 octaves on the receiver as for every model here.
+    """
+
+    kind = "stft"
+
+    def __init__(self, room, n_fft: int, width: int = 96, depth: int = 4, n_octaves: int = 6, stft_n: int = 128,
+                 stft_hop: int = 16, grid_gap: float = 0.25, grid_features: int = 16, n_octaves_tf: int = 6,
+                 gl_iters: int = 100, log_eps: float = 1e-3, pixels: int = 256):
+        super().__init__(room, n_fft)
+        if stft_n > n_fft or stft_n % 2 or stft_hop < 1 or stft_hop > stft_n:
+            raise ValueError(f"need an even stft_n <= n_fft and 1 <= stft_hop <= stft_n, got {stft_n}, {stft_hop}")
+        if grid_gap <= 0 or grid_features < 1 or gl_iters < 1 or log_eps <= 0:
+            raise ValueError("grid_gap, grid_features, gl_iters and log_eps must be positive")
+        self.stft_n, self.stft_hop, self.gl_iters, self.log_eps = int(stft_n), int(stft_hop), int(gl_iters), float(log_eps)
+        self.pixels = int(pixels)
+        self.n_frames = 1 + self.n_fft // self.stft_hop
+        self.n_bins = self.stft_n // 2 + 1
+        self.enc = FourierFeatures(3, n_octaves)
+        self.enc_tf = FourierFeatures(2, n_octaves_tf)
+        gx = np.arange(0.0, self.room[0] + 1e-9, grid_gap)
+        gy = np.arange(0.0, self.room[1] + 1e-9, grid_gap)
+        gxy = np.stack(np.meshgrid(gx, gy, indexing="ij"), -1).reshape(-1, 2)
+        self.register_buffer("grid_xy", torch.as_tensor(gxy, dtype=torch.float32))
+        self.grid_gap = float(grid_gap)
+        self.grid = nn.Parameter(torch.randn(len(gxy), grid_features) / math.sqrt(grid_features))
+        t = torch.linspace(-1, 1, self.n_frames)
+        k = torch.linspace(-1, 1, self.n_bins)
+        tf = torch.stack(torch.meshgrid(t, k, indexing="ij"), -1).reshape(-1, 2)           # [T*K, 2]
+        self.register_buffer("_tf", tf)
+        self.net = mlp(self.enc.out_dim + grid_features + self.enc_tf.out_dim, width, depth, 1)
+        self.register_buffer("window", torch.hann_window(self.stft_n))
+
+    def grid_features(self, receivers: torch.Tensor) -> torch.Tensor:
+        """NAF's local conditioning: Gaussian-kernel regression of the grid features at each receiver's (x, y)."""
+        d2 = torch.cdist(receivers[:, :2], self.grid_xy) ** 2
+        w = torch.softmax(-d2 / (2 * self.grid_gap ** 2), dim=-1)
+        return w @ self.grid
+
+    def log_magnitude(self, receivers: torch.Tensor, pixels: torch.Tensor | None = None) -> torch.Tensor:
+        """Predicted log(|STFT| + eps) [B, frames, bins] (one query per STFT pixel); with ``pixels`` (indices
+        into the flattened frames x bins grid, as NAF trains on random pixels) only those, [B, len(pixels)]."""
+        B = receivers.shape[0]
+        pos = torch.cat([self.enc(self.normalise(receivers)), self.grid_features(receivers)], -1)      # [B, P]
+        tf = self.enc_tf(self._tf if pixels is None else self._tf[pixels])                            # [n, Q]
+        x = torch.cat([pos[:, None, :].expand(-1, tf.shape[0], -1), tf[None].expand(B, -1, -1)], -1)
+        out = self.net(x)[..., 0]
+        return out.reshape(B, self.n_frames, self.n_bins) if pixels is None else out
+
+    def stft_log_magnitude(self, h: torch.Tensor) -> torch.Tensor:
+        """The training target: log(|STFT(h)| + eps) [B, frames, bins] of time responses [B, N]."""
+        S = torch.stft(h, self.stft_n, hop_length=self.stft_hop, window=self.window, return_complex=True)
+        return torch.log(S.abs().transpose(-1, -2) + self.log_eps)
+
+    def time_response(self, receivers: torch.Tensor) -> torch.Tensor:
+        """Griffin-Lim from the predicted magnitude, zero initial phase (deterministic): h [B, N]."""
+        mag = (torch.exp(self.log_magnitude(receivers)) - self.log_eps).clamp_min(0.0).transpose(-1, -2)  # [B, K, T]
+        spec = mag.to(torch.complex64)
+        for _ in range(self.gl_iters):
+            h = torch.istft(spec, self.stft_n, hop_length=self.stft_hop, window=self.window, length=self.n_fft)
+            S = torch.stft(h, self.stft_n, hop_length=self.stft_hop, window=self.window, return_complex=True)
+            spec = mag * torch.exp(1j * torch.angle(S))
+        return torch.istft(spec, self.stft_n, hop_length=self.stft_hop, window=self.window, length=self.n_fft)
+
+    def forward(self, receivers: torch.Tensor) -> torch.Tensor:
+        return torch.fft.rfft(self.time_response(receivers), n=self.n_fft, dim=-1)
+
+
 def _exclusive_cumsum(x: torch.Tensor) -> torch.Tensor:
     """sum_{j<i} x_j along the sample axis (-2); the last sample (du = 1e10) never enters a sum."""
     return torch.cat([torch.zeros_like(x[..., :1, :]), torch.cumsum(x[..., :-1, :], dim=-2)], dim=-2)
 
 
-def sphere_directions(n_azi: int, n_ele: int, azimuth_offset: float = 0.0) -> torch.Tensor:
-    """n_azi x n_ele directions uniform in solid angle (equal-area elevation bands) plus the two poles."""
+def sphere_directions(n_azi: int, n_ele: int, azimuth_offset=0.0) -> torch.Tensor:
+    """n_azi x n_ele ray directions plus the two poles, as the vendored INFER ``ray_directions``: azimuths
+    2 pi a / n_azi (+ ``azimuth_offset``: one number, or one offset per azimuth, as the vendored code's
+    independent jitter of each azimuth in training) and elevations with cos(polar) = 2 (e + 1) / (n_ele + 1) - 1
+    (+-0.5 and 0 for n_ele = 3)."""
     if n_azi < 1 or n_ele < 1:
         raise ValueError("need at least one azimuth and one elevation")
-    z = 1 - 2 * (torch.arange(n_ele, dtype=torch.float32) + 0.5) / n_ele
-    phi = 2 * math.pi * torch.arange(n_azi, dtype=torch.float32) / n_azi + azimuth_offset
-    zz, pp = torch.meshgrid(z, phi, indexing="ij")
+    z = 2 * (torch.arange(n_ele, dtype=torch.float32) + 1) / (n_ele + 1) - 1
+    off = torch.as_tensor(azimuth_offset, dtype=torch.float32)
+    if off.ndim and off.shape != (n_azi,):
+        raise ValueError(f"azimuth_offset must be a number or {n_azi} offsets, got shape {tuple(off.shape)}")
+    phi = 2 * math.pi * torch.arange(n_azi, dtype=torch.float32) / n_azi + off
+    pp, zz = torch.meshgrid(phi, z, indexing="ij")
     r = torch.sqrt(1 - zz ** 2)
     dirs = torch.stack([r * torch.cos(pp), r * torch.sin(pp), zz], -1).reshape(-1, 3)
     poles = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]])
@@ -215,7 +303,7 @@ class _RayModel(_ReceiverModel):
     def sample_distances(self) -> torch.Tensor:
         return torch.linspace(self.near, self.far, self.n_samples, device=self.device)
 
-    def ray_points(self, receivers: torch.Tensor, azimuth_offset: float = 0.0):
+    def ray_points(self, receivers: torch.Tensor, azimuth_offset=0.0):
         """(points [B, R, S, 3], view directions [B, R, S, 3], distances d [S], spacings du [S, 1])."""
         dirs = sphere_directions(self.n_azi, self.n_ele, azimuth_offset).to(receivers.device)   # [R, 3]
         d = self.sample_distances()                                                          # [S]
@@ -297,7 +385,7 @@ class InferField(_RayModel):
         sigma, beta, re, im = self._fields(points, view)
         return sigma, beta, torch.complex(re, im)
 
-    def render(self, receivers: torch.Tensor, azimuth_offset: float = 0.0, return_fields: bool = False,
+    def render(self, receivers: torch.Tensor, azimuth_offset=0.0, return_fields: bool = False,
                flat_signal: bool = False):
         """The rendered response before the causal filter, [B, F] complex.
 
@@ -316,7 +404,7 @@ class InferField(_RayModel):
             return H, {"sigma": sigma, "beta": beta, "weight": amp.detach()}
         return H
 
-    def forward(self, receivers: torch.Tensor, azimuth_offset: float = 0.0, return_fields: bool = False):
+    def forward(self, receivers: torch.Tensor, azimuth_offset=0.0, return_fields: bool = False):
         out = self.render(receivers, azimuth_offset, return_fields=return_fields)
         H, fields = out if return_fields else (out, None)
         if self.causal:
@@ -353,7 +441,7 @@ class AVRField(_RayModel):
         self.att_head = nn.Linear(width, 1)
         self.sig_head = mlp(width + self.enc_v.out_dim + self.enc_p.out_dim, width, 1, self.n_fft)
 
-    def render(self, receivers: torch.Tensor, azimuth_offset: float = 0.0) -> torch.Tensor:
+    def render(self, receivers: torch.Tensor, azimuth_offset=0.0) -> torch.Tensor:
         pts, view, d, du = self.ray_points(receivers, azimuth_offset)
         g_p = self.enc_p(self.normalise(pts))
         h = torch.relu(self.trunk(g_p))
@@ -370,10 +458,10 @@ class AVRField(_RayModel):
         delay = torch.exp(-2j * math.pi / SPEED_OF_SOUND * d[:, None] * self.freqs)           # [S, F]
         return (S * delay * (alpha * T)[..., None]).sum((-2, -3))
 
-    def time_response(self, receivers: torch.Tensor, azimuth_offset: float = 0.0) -> torch.Tensor:
+    def time_response(self, receivers: torch.Tensor, azimuth_offset=0.0) -> torch.Tensor:
         return torch.fft.irfft(self.render(receivers, azimuth_offset), n=self.n_fft, dim=-1)
 
-    def forward(self, receivers: torch.Tensor, azimuth_offset: float = 0.0) -> torch.Tensor:
+    def forward(self, receivers: torch.Tensor, azimuth_offset=0.0) -> torch.Tensor:
         return self.render(receivers, azimuth_offset)
 
 

@@ -5,9 +5,13 @@
 * :func:`kk_loss` -- L_KK = sum_{p,k} omega_p w_k |beta_p(f_k) - b_p f_k - Hilbert{sigma_p}(f_k)| / sum omega_p w_k
   (reconstructed; b_p f_k the free delay, omega_p the rendering weight alpha |T| of point p; see
   :func:`icml26.infer.kk.kk_residual`).
-* :func:`time_loss` -- the TD-MLP's L1(h) + multi-resolution STFT + energy-decay loss (brief §5.2).
+* :func:`time_loss` -- the TD-MLP's L1(h) + multi-resolution STFT + energy-decay loss (brief §5.2), with
+  ``log_spectral=True`` (TD-MLP) also the log-magnitude L1 of rfft(h) that L_fr has, so that the time-domain
+  baseline is not judged on a dB metric its loss ignores (revision 3).
+* :func:`naf_loss` -- NAF's MSE on the log-magnitude STFT (NAF-lite).
 * :func:`avr_loss` -- AVR's official criterion (time and frequency terms on the rendered time signal).
-Total for INFER-lite: L = L_fr(w) + lambda_KK L_KK, w = perceptual x hardware weighting (or 1).
+Total for INFER-lite: L = L_fr(w) + lambda_KK L_KK, w = perceptual x hardware weighting (or 1); L_KK itself
+is unweighted across frequency (the spectral supervision acts on the reconstruction loss only).
 Training and prediction run on ``device`` (default :func:`icml26.device`: CUDA when present).
 """
 from __future__ import annotations
@@ -77,10 +81,27 @@ def edc_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
     return (edc(pred_h) - edc(true_h)).abs().mean()
 
 
-def time_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
-    """TD-MLP loss (brief §5.2): L1 on the waveform (scaled to unit RMS) + MR-STFT + log energy-decay-curve L1."""
+def log_spectral_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
+    """mean_k |log10((|P_k| + e) / (|T_k| + e))| of P = rfft(pred_h), T = rfft(true_h): L_fr's log term."""
+    P, T = torch.fft.rfft(pred_h, dim=-1), torch.fft.rfft(true_h, dim=-1)
+    return torch.abs(torch.log10((P.abs() + LOG_EPS) / (T.abs() + LOG_EPS))).mean()
+
+
+def time_loss(pred_h: torch.Tensor, true_h: torch.Tensor, log_spectral: bool = False) -> torch.Tensor:
+    """TD-MLP loss (brief §5.2): L1 on the waveform (scaled to unit RMS) + MR-STFT + log energy-decay-curve L1,
+    plus :func:`log_spectral_loss` with ``log_spectral=True`` (the TD-MLP's loss since revision 3)."""
     rms = true_h.pow(2).mean().sqrt() + 1e-8
-    return (pred_h - true_h).abs().mean() / rms + mr_stft_loss(pred_h, true_h) + edc_loss(pred_h, true_h)
+    loss = (pred_h - true_h).abs().mean() / rms + mr_stft_loss(pred_h, true_h) + edc_loss(pred_h, true_h)
+    return loss + log_spectral_loss(pred_h, true_h) if log_spectral else loss
+
+
+def naf_loss(model, receivers: torch.Tensor, true_h: torch.Tensor, pixels: torch.Tensor | None = None) -> torch.Tensor:
+    """NAF's training loss: MSE between predicted and true log(|STFT| + eps) (official ``train.py``), on the
+    STFT pixels ``pixels`` (NAF trains on random pixels of each spectrogram; default all)."""
+    target = model.stft_log_magnitude(true_h)
+    if pixels is None:
+        return torch.mean((model.log_magnitude(receivers) - target) ** 2)
+    return torch.mean((model.log_magnitude(receivers, pixels) - target.flatten(1)[:, pixels]) ** 2)
 
 
 def avr_loss(pred_h: torch.Tensor, true_h: torch.Tensor) -> torch.Tensor:
@@ -113,9 +134,10 @@ def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, 
     """Adam with cosine decay lr -> lr_final and grad-clip 1 (brief §2.2), batches of receivers.
 
     Frequency models (INFER-lite and its ablations, FD-MLP) are trained with L_fr(w) (+ lam_kk L_KK for
-    INFER-lite), TD-MLP with :func:`time_loss` and AVR-lite with AVR's criterion :func:`avr_loss`, both on
-    their time response.
-    Azimuth jitter of the rays per iteration (ray models). ``kk_points``: ``"render"`` weights each
+    INFER-lite, uniform over frequency), TD-MLP with :func:`time_loss` (log-spectral term on) and AVR-lite
+    with AVR's criterion :func:`avr_loss`, both on their time response, NAF-lite with :func:`naf_loss`.
+    Azimuth jitter of the rays per iteration (ray models): one uniform offset in [0, 2 pi / n_azi) per
+    azimuth, as the vendored ``ray_directions``. ``kk_points``: ``"render"`` weights each
     sampled point's KK residual by its rendering weight alpha |T|, ``"uniform"`` weights all points
     alike. The model is moved to ``device``; random draws come from a CPU generator seeded by
     ``seed``, so a run is the same on any device up to floating-point reduction order.
@@ -140,6 +162,7 @@ def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, 
     h = torch.as_tensor(data.h[train_idx], dtype=torch.float32, device=dev)
     w = torch.ones(data.n_freq) if weights is None else torch.as_tensor(weights, dtype=torch.float32)
     w = w.to(dev)
+    w_kk = torch.ones(data.n_freq, device=dev)       # L_KK is not spectrally weighted (review v3: a confound of K4)
     freqs = data.freqs
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=iters, eta_min=lr_final)
@@ -152,10 +175,14 @@ def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, 
     for _ in bar:
         idx = torch.randint(0, len(train_idx), (b,), generator=gen).to(dev)
         xb = X[idx]
-        off = float(torch.rand((), generator=gen)) * 2 * math.pi / model.n_azi if jitter and hasattr(model, "n_azi") else 0.0
+        off = (torch.rand(model.n_azi, generator=gen) * 2 * math.pi / model.n_azi
+               if jitter and hasattr(model, "n_azi") else 0.0)
         kk = None
         if model.kind == "time":
-            loss = time_loss(model.time_response(xb), h[idx])
+            loss = time_loss(model.time_response(xb), h[idx], log_spectral=True)
+        elif model.kind == "stft":
+            pix = torch.randint(0, model.n_frames * model.n_bins, (model.pixels,), generator=gen).to(dev)
+            loss = naf_loss(model, xb, h[idx], pix)
         elif model.kind == "hybrid":
             loss = avr_loss(model.time_response(xb, azimuth_offset=off), h[idx])
         elif model.kind == "field":
@@ -164,7 +191,7 @@ def train_model(model: torch.nn.Module, data: CabinData, train_idx: np.ndarray, 
             if is_infer:
                 F = data.n_freq
                 pw = fields["weight"].mean(-1).reshape(-1) if kk_points == "render" else None
-                kk = kk_loss(fields["sigma"].reshape(-1, F), fields["beta"].reshape(-1, F), w, freqs, pw, nuisance)
+                kk = kk_loss(fields["sigma"].reshape(-1, F), fields["beta"].reshape(-1, F), w_kk, freqs, pw, nuisance)
                 if lam_kk > 0:
                     loss = loss + lam_kk * kk
         else:
