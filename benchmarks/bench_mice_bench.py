@@ -2,18 +2,19 @@
 
 No PyPI package implements MICE-Bench (the official evaluator calls a VLM API and a UniPercept GPU
 checkpoint). Two comparisons, timed interleaved in one process (``icml26.timing.interleaved_best``) and
-recorded in ``results/bench/mice-bench.json``:
+recorded in ``results/bench/mice-bench.json`` (record it from a committed tree: the record names its commit):
 
 * **evaluator throughput** on 1,872 creation outputs (the paper's creation size) + NERC on the editing
-  outputs: our batched judge (7-head concept CNN in batches, PR checks, masked SSIM in one torch call)
-  against the same judge run image by image (as the official scripts loop over records), with
-  ``skimage.measure.label`` for the artefact count and scikit-image's ``structural_similarity`` for NERC.
-  The issue's target was >= 10x; measured here it is ~3x: on one thread the concept CNN's forward pass
-  dominates and batching it gains ~3x, the vectorised PR / NERC checks the rest. The test asserts the
-  ratio we can defend (<= 0.5) and the file records the measured one.
-* **masked SSIM**: ours (symmetric padding, one batched separable Gaussian filter, float64) against
-  torchmetrics' ``structural_similarity_index_measure(return_full_image=True)`` averaged over the mask.
-  Target: ratio <= 1.2.
+  outputs, with the chapter's scoring as it is now: the judge's CC, the **no-reference PR** of the chapter
+  (`evaluators.noref_parts`: ghosting + PCA manifold, and the judge's entity coherence,
+  `evaluators.pr_noref_scores`) and NERC. Ours runs them batched; the reference runs the same judge and checks
+  image by image (as the official scripts loop over records), with scikit-image's ``structural_similarity``
+  for NERC. This is a batching ablation of one implementation, not a peer: no other implementation of the
+  same evaluator exists. (The earlier record timed the full-reference PR, which the chapter no longer uses.)
+* **masked SSIM**: ours (the separable Gaussian filter of `scipy.ndimage.correlate1d` over the whole batch, float64) against
+  scikit-image's ``structural_similarity(..., gaussian_weights=True, full=True)`` averaged over the mask, image
+  by image: the same map to 1e-15 (claim M0f), the same separable float64 filtering, one thread. (The earlier
+  peer, torchmetrics, ran a non-separable 11 x 11 filter: not like for like.) Target: ratio <= 1.2.
 """
 from __future__ import annotations
 
@@ -48,10 +49,13 @@ def workload():
     return dict(create=create, gt=gt, outputs=outputs, src=src[keep], tgt=tgt[keep], masks=masks[keep], clf=clf, cal=cal)
 
 
+COHERENCE_REF = 0.5
+
+
 def _ours(w):
     pred = ev.predict(w["clf"], w["outputs"])
     cc = ev.cc_scores(pred, w["create"])
-    pr = ev.pr_scores(w["outputs"], w["gt"], w["cal"])
+    pr = ev.pr_noref_scores(w["outputs"], w["cal"], ev.judge_coherence(w["clf"], w["outputs"]), COHERENCE_REF)
     nerc = ev.nerc_scores(w["tgt"], w["src"], w["masks"])
     return cc, pr, nerc
 
@@ -61,10 +65,10 @@ def _per_image(w):
 
     cc, pr, nerc = [], [], []
     for i, c in enumerate(w["create"]):
-        pred = ev.predict(w["clf"], w["outputs"][i:i + 1], batch=1)
+        x = w["outputs"][i:i + 1]
+        pred = ev.predict(w["clf"], x, batch=1)
         cc.append(ev.cc_scores(pred, [c])[0])
-        parts = ev.pr_parts(w["outputs"][i:i + 1], w["gt"][i:i + 1], w["cal"], counts=ev.artefact_counts_loop)
-        pr.append(10.0 * np.cbrt(parts["artefact"] * parts["ghosting"] * parts["manifold"])[0])
+        pr.append(ev.pr_noref_scores(x, w["cal"], ev.judge_coherence(w["clf"], x, batch=1), COHERENCE_REF)[0])
     for x, y, m in zip(w["tgt"], w["src"], w["masks"]):
         _, full = structural_similarity(x.astype(np.float64), y.astype(np.float64), gaussian_weights=True, sigma=1.5,
                                         use_sample_covariance=False, data_range=1.0, channel_axis=-1, full=True)
@@ -82,30 +86,34 @@ def test_evaluator_throughput(workload, benchmark):
     best = interleaved_best({"ours": lambda: _ours(workload), "per-image": lambda: _per_image(workload)}, rounds=ROUNDS)
     rec = record_bench("mice-bench", "evaluator on 1,872 creation outputs + NERC", "icml26.mice_bench batched judge",
                        best["ours"], "per-image loop (skimage structural_similarity for NERC)", best["per-image"], ROUNDS,
-                       note="7-head concept CNN + PR checks + NERC, 32x32, one thread; issue target 0.1 not met")
+                       note="7-head concept CNN (CC) + no-reference PR (ghosting, PCA manifold, judge coherence) + NERC, "
+                            "32x32, one thread; a batching ablation (no peer implements this evaluator); issue target 0.1 not met")
     benchmark.pedantic(lambda: _ours(workload), rounds=1, iterations=1)
     print(rec["ratio"])
     assert rec["ratio"] <= 0.5
 
 
-def test_masked_ssim_vs_torchmetrics(workload, benchmark):
-    from torchmetrics.functional.image import structural_similarity_index_measure
+def test_masked_ssim_vs_skimage(workload, benchmark):
+    from skimage.metrics import structural_similarity
 
-    x, y, m = workload["tgt"], workload["src"], workload["masks"]
-    X, Y = torch.from_numpy(x.astype(np.float64)).permute(0, 3, 1, 2), torch.from_numpy(y.astype(np.float64)).permute(0, 3, 1, 2)
-    keep = torch.from_numpy(~m)
+    x, y, m = workload["tgt"].astype(np.float64), workload["src"].astype(np.float64), workload["masks"]
 
     def peer():
-        _, full = structural_similarity_index_measure(X, Y, data_range=1.0, return_full_image=True)
-        s = full.mean(1)
-        return (s * keep).sum((1, 2)) / keep.sum((1, 2))
+        out = []
+        for xi, yi, mi in zip(x, y, m):
+            _, full = structural_similarity(xi, yi, gaussian_weights=True, sigma=1.5, use_sample_covariance=False,
+                                            data_range=1.0, channel_axis=-1, full=True)
+            out.append(full.mean(-1)[~mi].mean())
+        return np.array(out)
 
     def ours():
         return ev.masked_ssim(x, y, m)
 
-    best = interleaved_best({"ours": ours, "torchmetrics": peer}, rounds=5)
+    assert np.allclose(ours(), peer(), atol=1e-10)
+    best = interleaved_best({"ours": ours, "skimage": peer}, rounds=5)
     rec = record_bench("mice-bench", "masked SSIM (NERC)", "icml26.mice_bench.masked_ssim", best["ours"],
-                       "torchmetrics SSIM return_full_image + mask", best["torchmetrics"], 5,
-                       note=f"{len(x)} edits, 32x32x3, float64, one thread; target ratio <= 1.2")
+                       "skimage structural_similarity (Gaussian, full map) + mask, per image", best["skimage"], 5,
+                       note=f"{len(x)} edits, 32x32x3, float64, separable Gaussian filtering on both sides, one thread; "
+                            "target ratio <= 1.2")
     benchmark.pedantic(ours, rounds=1, iterations=1)
     assert rec["ratio"] <= 1.2

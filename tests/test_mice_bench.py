@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from icml26.mice_bench import analysis as an
-from icml26.mice_bench import cases, concepts, datacard, evaluators as ev, experiments as ex, generators as gen
+from icml26.mice_bench import cases, concepts, datacard, evaluators as ev, experiments as ex, figure as fg, generators as gen
 from icml26.mice_bench import pixel as px, readout as ro
 
 
@@ -297,6 +297,8 @@ def test_judge_heads_and_answers():
     x = concepts.render_batch(ex.random_configs(4, 6, np.random.default_rng(0)), 32)
     pred = ev.predict(clf, x)
     assert pred.shape == (4, 9) and pred[:, :7].min() >= -1 and pred[:, :7].max() < 6
+    both = ev.judge_read(clf, x)                       # one forward pass for the answers and the coherence
+    assert np.array_equal(both[0], pred) and np.allclose(both[1], ev.judge_coherence(clf, x))
     cs = cases.creation_cases(120, 6, seed=0)[:2]
     perfect = np.stack([c.config for c in cs])
     assert list(ev.cc_scores(perfect, cs)) == [10.0, 10.0]
@@ -334,22 +336,6 @@ def test_injected_degradation_and_validation():
         ex.injected_outputs(space, {2: 1.0}, seed=0)
 
 
-def test_noreference_pr_ignores_the_target_and_penalises_incoherence():
-    rng = np.random.default_rng(0)
-    imgs = concepts.render_batch(ex.random_configs(400, 6, rng), 32)
-    cal = ev.calibrate(imgs, seed=0)
-    x = imgs[:8]
-    full = ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.9)
-    low = ev.pr_noref_scores(x, cal, np.full(8, 0.45), 0.9)
-    assert full.shape == (8,) and np.all(low < full) and np.allclose(low, full * np.cbrt(0.5))
-    assert np.all((0 <= ev.pr_noref_scores(x, cal)) & (ev.pr_noref_scores(x, cal) <= 10))
-    with pytest.raises(ValueError, match="coherence_ref"):
-        ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.0)
-    clf = ev.ConceptClassifier(6).eval()
-    c = ev.judge_coherence(clf, x)
-    assert c.shape == (8,) and np.all((c > 0) & (c <= 1))
-
-
 def test_paper_curves_and_the_thresholds_checked_on_them():
     st = datacard.paper_model_stats("CC")
     assert len(st) == 8 and len(datacard.PAPER_MODELS["PR"]) == 8
@@ -357,3 +343,82 @@ def test_paper_curves_and_the_thresholds_checked_on_them():
     assert min(v["drop"] for v in st.values()) < 1.5 <= max(v["drop"] for v in st.values())   # the old threshold misses one
     pr = datacard.paper_model_stats("PR")
     assert all(v["drop"] > 0 for v in pr.values()) and min(v["drop"] for v in pr.values()) < 0.5
+
+
+# ------------------------------------------------------------------ the paper's own figure (issue 46, review of 1ae09b8)
+def test_official_figure_digitisation_matches_the_hand_reading():
+    img = fg.load_official_figure()
+    for metric in fg.PANEL_ORDER:
+        auto = fg.digitise(metric, img)
+        worst, found, plotted = fg.max_reading_difference(metric, img, auto)
+        assert plotted == 52 and found >= 30 and worst <= 0.05          # well inside the declared +-0.1
+        assert set(auto) == set(fg.LEGEND_COLOURS) | {"Overall Average"}
+        assert np.all(np.isnan(auto["OmniGen2"][4:]))                    # plotted up to k = 5 only
+    pr = fg.digitise("PR", img)
+    assert abs(pr["DreamOmni2"][0] - 8.26) < 0.05 and abs(pr["DreamOmni2"][-1] - 8.13) < 0.05   # the F2 endpoints
+    with pytest.raises(ValueError, match="metric"):
+        fg.digitise("PF", img)
+
+
+def test_figure_claim_statistics_and_reading_intervals():
+    assert fg.drop([9.0, 8.0, np.nan]) == pytest.approx(1.0)
+    assert fg.tier_drop([9, 9, 8, 8, 6, 6]) == pytest.approx(3.0)
+    assert fg.tier_drop([9, 9, 8, 8, np.nan, np.nan]) == pytest.approx(1.0)   # a curve plotted to k = 5: Easy vs Medium
+    with pytest.raises(ValueError):
+        fg.drop([np.nan, 1.0])
+    r = fg.reading_interval(0.13)
+    assert (r.ci_low, r.ci_high, r.n) == (pytest.approx(-0.07), pytest.approx(0.33), 2)
+    pr = {n: y for n, y in fg.hand_curves("PR").items() if n != "Overall Average"}
+    assert fg.worst_drop(pr)[0] == "DreamOmni2"
+    # the PR verdict for every meaning of "notable": outside above the worst model's upper bound, straddling below
+    v = dict(zip([-0.1, 0.0, 0.3, 0.34, 0.5, 1.0], fg.verdict_sweep(pr, [-0.1, 0.0, 0.3, 0.34, 0.5, 1.0])))
+    assert v[-0.1] == "reproduced" and v[0.0] == v[0.3] == "inconclusive" and v[0.34] == v[0.5] == v[1.0] == "not reproduced"
+    cc = {n: y for n, y in fg.hand_curves("CC").items() if n != "Overall Average"}
+    assert fg.verdict_sweep(cc, [0.5, 1.0]) == ["reproduced", "reproduced"]
+
+
+def test_ghosted_outputs_blend_only_the_chosen_concepts():
+    cs = cases.creation_cases(120, 6, seed=0)[:6]
+    gt = concepts.render_batch(np.stack([c.config for c in cs]), 32)
+    none = ex.ghosted_outputs(cs, 32, 6, lambda k, r: 0, samples=3, seed=0)
+    assert np.allclose(none, gt, atol=1e-6)
+    one = ex.ghosted_outputs(cs, 32, 6, lambda k, r: 1, samples=3, seed=0)
+    assert one.shape == gt.shape and np.abs(one - gt).mean() > 0
+    with pytest.raises(ValueError, match="n_uncertain"):
+        ex.ghosted_outputs(cs, 32, 6, lambda k, r: k + 1, samples=3, seed=0)
+    with pytest.raises(ValueError, match="samples"):
+        ex.ghosted_outputs(cs, 32, 6, lambda k, r: 1, samples=1, seed=0)
+
+
+def test_space_per_seed_evaluation_sets_judges_and_early_stopping():
+    from icml26.mice_bench import presets
+
+    cfg = dict(presets.PRESETS["smoke"], n_renders=64, n_test=32, n_val=16, clf_epochs=1, n_train_edit=30,
+               n_create=120, n_edit=29, seeds=(0, 1), judge_per_seed=True)
+    torch.set_num_threads(1)
+    sp = ex.build_space(cfg, seed=0)
+    e0, e1 = sp.eval_set(0), sp.eval_set(1)
+    assert e0.create is sp.create and len(e1.create) == 120
+    assert [c.config.tolist() for c in e0.create] != [c.config.tolist() for c in e1.create]   # fresh cases per seed
+    assert max(sp.extra["overlap_after"].values()) == 0.0                                     # no set leaks into training
+    assert e1.classifier is not None and e1.classifier is not e0.classifier is sp.classifier
+    assert len(sp.extra["judge_val"]) == 2 and sp.extra["judge_val_epochs"] == [0.5, 1.0]       # two checks per epoch
+    assert sp.extra["judge_best_epoch"] in sp.extra["judge_val_epochs"]
+    val = sp.extra["judge_val"]
+    assert sp.extra["judge_best_epoch"] == sp.extra["judge_val_epochs"][int(np.argmax(val))]
+    df = ex.score_creation(sp, e1.create_gt, e1)
+    assert len(df) == 120 and {"PR", "PR_nojudge"} <= set(df.columns)
+    light = ex.score_creation(sp, e1.create_gt, e1, light=True)
+    assert np.allclose(light[["CC", "PF", "PR", "PR_nojudge"]], df[["CC", "PF", "PR", "PR_nojudge"]]) and light.IS.isna().all()
+    with pytest.raises(ValueError, match="evaluation cases"):
+        ex.score_creation(sp, e1.create_gt[:5], e1)
+    # the no-reference PR: the coherence term scales it as its cube root, it never sees the target
+    cal, x = sp.calibration, e0.create_gt[:8]
+    full = ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.9)
+    low = ev.pr_noref_scores(x, cal, np.full(8, 0.45), 0.9)
+    assert full.shape == (8,) and np.all(low < full) and np.allclose(low, full * np.cbrt(0.5))
+    assert np.all((0 <= ev.pr_noref_scores(x, cal)) & (ev.pr_noref_scores(x, cal) <= 10))
+    with pytest.raises(ValueError, match="coherence_ref"):
+        ev.pr_noref_scores(x, cal, np.full(8, 0.9), 0.0)
+    c = ev.judge_coherence(sp.classifier, x)
+    assert c.shape == (8,) and np.all((c > 0) & (c <= 1))

@@ -47,6 +47,31 @@ def edit_mask(src_img: np.ndarray, tgt_img: np.ndarray) -> np.ndarray:
 
 
 @dataclass
+class EvalSet:
+    """One seed's creation evaluation cases and their ground-truth renders. Each seed draws its own set (the
+    same per-k counts, fresh sub-classes and text), so the spread of a per-seed value over seeds contains the
+    sampling of the evaluation cases (review of 1ae09b8, finding 4: CC_7 rests on one combination, 14 cases
+    at `full`), not only the generator's training seed. With ``cfg["judge_per_seed"]`` each set also has its own
+    judge (``classifier``, trained with the seed's own initialisation and batch order on the same renders) and
+    its coherence reference, so that the spread contains the judge's training variance too; otherwise these
+    fields are None and the space's one judge reads every set."""
+
+    seed: int
+    create: list
+    create_gt: np.ndarray
+    classifier: object = None
+    coherence_ref: float | None = None
+    classifier_accuracy: float | None = None
+    judge_val: tuple = ()
+    judge_val_epochs: tuple = ()
+
+
+def eval_case_seed(seed: int) -> int:
+    """The case-generator seed of evaluation seed ``seed`` (seed 0 keeps the earlier revision's cases)."""
+    return 202 + 1000 * int(seed)
+
+
+@dataclass
 class Space:
     size: int
     V: int
@@ -64,6 +89,13 @@ class Space:
     edit_masks: np.ndarray
     edit_local: np.ndarray
     extra: dict = field(default_factory=dict)
+    evals: dict = field(default_factory=dict)
+
+    def eval_set(self, seed: int) -> EvalSet:
+        """The evaluation set of ``seed`` (`EvalSet`); seeds without their own set use the first one's."""
+        if seed in self.evals:
+            return self.evals[seed]
+        return EvalSet(-1, self.create, self.create_gt)
 
 
 def concept_keys(configs: np.ndarray) -> set[tuple[int, ...]]:
@@ -91,19 +123,32 @@ def disjoint_configs(n: int, V: int, rng: np.random.Generator, exclude: set, k_m
     raise ValueError("could not draw training configurations disjoint from the evaluation cases")
 
 
-def build_space(cfg, seed: int = 0, progress=None) -> Space:
+def build_space(cfg, seed: int = 0, progress=None, eval_seeds=None) -> Space:
     """Render the banks, train and freeze the concept CNN, calibrate PR/IAA/IQA, make the eval cases.
 
-    The evaluation cases are drawn first (their own seeds, as before); every training configuration (the judge's
-    renders and the generators' creation and editing cases) whose concept part equals an evaluation case's
-    (creation target, editing source or target) is redrawn. ``extra["overlap_before"]``: the per-k share of
-    creation cases that the training renders would have contained without the exclusion (the earlier revision's
-    leak); ``extra["overlap_after"]``: the same after it (0 by construction, measured)."""
+    The evaluation cases are drawn first: one creation set per evaluation seed (``eval_seeds``, default
+    ``cfg["seeds"]``; `EvalSet`, `eval_case_seed`) and one editing set. Every training configuration (the
+    judge's renders and the generators' creation and editing cases) whose concept part equals an evaluation
+    case's (creation target of any seed's set, editing source or target) is redrawn.
+    ``extra["overlap_before"]``: the per-k share of the first set's creation cases that the training renders
+    would have contained without the exclusion (the earlier revision's leak); ``extra["overlap_after"]``: the
+    same after it over every set (0 by construction, measured).
+
+    The judge is early-stopped on its own validation renders (``cfg["n_val"]``, disjoint from training, test
+    and evaluation configurations; `evaluators.train_classifier`): ``extra["judge_val"]`` is its
+    validation accuracy (twice per epoch, at ``extra["judge_val_epochs"]``), ``extra["judge_best_epoch"]`` the
+    epoch of the check kept. ``cfg["judge_per_seed"]`` (optional, default False): one judge per evaluation seed
+    (`EvalSet`)."""
     size, V = int(cfg["size"]), int(cfg["V"])
     check_space(size, V)
-    create = creation_cases(int(cfg["n_create"]), V, seed + 202)
+    eval_seeds = tuple(cfg["seeds"]) if eval_seeds is None else tuple(eval_seeds)
+    if not eval_seeds:
+        raise ValueError("at least one evaluation seed is needed")
+    sets = {s: creation_cases(int(cfg["n_create"]), V, eval_case_seed(s) + seed) for s in eval_seeds}
+    create = sets[eval_seeds[0]]
     edit = editing_cases(int(cfg["n_edit"]), V, seed + 303)
-    eval_cfg = np.stack([c.config for c in create] + [c.config for c in edit] + [c.source for c in edit])
+    all_create_cfg = np.stack([c.config for cs in sets.values() for c in cs])
+    eval_cfg = np.concatenate([all_create_cfg, np.stack([c.config for c in edit] + [c.source for c in edit])])
     exclude = concept_keys(eval_cfg)
     rng = np.random.default_rng(seed)
     bank = reference_bank(size, V)
@@ -115,7 +160,10 @@ def build_space(cfg, seed: int = 0, progress=None) -> Space:
     images = render_batch(configs, size)
     test_cfg = disjoint_configs(int(cfg["n_test"]), V, rng, exclude)
     test_img = render_batch(test_cfg, size)
-    clf = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed, progress=progress)
+    val_cfg = disjoint_configs(int(cfg["n_val"]), V, rng, exclude)
+    val_img = render_batch(val_cfg, size)
+    clf = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed, progress=progress,
+                              val=(val_img, val_cfg))
     acc = ev.accuracy(ev.predict(clf, test_img), test_cfg)
     cal = ev.calibrate(test_img, seed=seed)
     coh_ref = float(np.median(ev.judge_coherence(clf, test_img)))
@@ -126,33 +174,51 @@ def build_space(cfg, seed: int = 0, progress=None) -> Space:
                and tuple(int(v) for v in c.source[:N_DIMS]) not in exclude]
     train_edit = (tr_edit, render_batch(np.stack([c.source for c in tr_edit]), size),
                   render_batch(np.stack([c.config for c in tr_edit]), size))
-    train_all = np.stack([c.config for c in tr_edit] + [c.source for c in tr_edit] + list(configs))
-    overlap_after = {int(k): overlap_share(train_all, create_cfg[ks == k]) for k in sorted(set(ks))}
+    train_all = np.stack([c.config for c in tr_edit] + [c.source for c in tr_edit] + list(configs) + list(val_cfg)
+                         + list(test_cfg))
+    all_ks = np.array([c.k for cs in sets.values() for c in cs])
+    overlap_after = {int(k): overlap_share(train_all, all_create_cfg[all_ks == k]) for k in sorted(set(all_ks))}
     overlap_after["edit"] = overlap_share(train_all, np.stack([c.config for c in edit] + [c.source for c in edit]))
-    create_gt = render_batch(create_cfg, size)
+    evals = {s: EvalSet(s, cs, render_batch(np.stack([c.config for c in cs]), size)) for s, cs in sets.items()}
+    first = evals[eval_seeds[0]]
+    first.classifier, first.coherence_ref, first.classifier_accuracy = clf, coh_ref, acc
+    first.judge_val, first.judge_val_epochs = tuple(clf.val_history), tuple(clf.val_epochs)
+    if cfg.get("judge_per_seed", False):
+        for s_ in eval_seeds[1:]:
+            judge = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed + s_,
+                                        progress=progress, val=(val_img, val_cfg))
+            es = evals[s_]
+            es.classifier = judge
+            es.coherence_ref = float(np.median(ev.judge_coherence(judge, test_img)))
+            es.classifier_accuracy = ev.accuracy(ev.predict(judge, test_img), test_cfg)
+            es.judge_val, es.judge_val_epochs = tuple(judge.val_history), tuple(judge.val_epochs)
+    create_gt = evals[eval_seeds[0]].create_gt
     edit_src = render_batch(np.stack([c.source for c in edit]), size)
     edit_gt = render_batch(np.stack([c.config for c in edit]), size)
-    masks = np.stack([edit_mask(s, t) for s, t in zip(edit_src, edit_gt)])
+    masks = np.stack([edit_mask(s_, t) for s_, t in zip(edit_src, edit_gt)])
     frac = masks.reshape(len(masks), -1).mean(1)
     local = np.array([not c.extra["global"] for c in edit]) & (frac > 0) & (frac < 1)
     return Space(size, V, bank, clf, cal, acc, train_create, train_edit, create, create_gt, edit, edit_src, edit_gt,
                  masks, local, extra={"test_cfg": test_cfg, "test_img": test_img, "overlap_before": overlap_before,
-                                      "overlap_after": overlap_after,
-                                      "coherence_ref": coh_ref})
+                                      "overlap_after": overlap_after, "coherence_ref": coh_ref,
+                                      "judge_val": list(clf.val_history), "judge_val_epochs": list(clf.val_epochs),
+                                      "judge_best_epoch": float(clf.best_epoch)},
+                 evals=evals)
 
 
-def injected_outputs(space: Space, keep_prob: dict[int, float], seed: int) -> np.ndarray:
+def injected_outputs(space, keep_prob: dict[int, float], seed: int, cases=None) -> np.ndarray:
     """Oracle renders of the creation cases with known degradation injected (the measurement-validity study,
     issue 46 item 6): each referenced concept of a k-reference case is kept independently with probability
     ``keep_prob[k]`` and otherwise reset to the neutral default. The expected CC of the outputs is
     10 x keep_prob[k] x (judge accuracy), so the pipeline (judge + official per-k averaging at the evaluation
-    set's n_k) should recover the injected curve; a constant ``keep_prob`` injects no k-dependence at all."""
+    set's n_k) should recover the injected curve; a constant ``keep_prob`` injects no k-dependence at all.
+    ``cases``: the evaluation cases (default ``space.create``; e.g. a seed's `EvalSet.create`)."""
     for k, p in keep_prob.items():
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"keep probability for k = {k} must be in [0, 1], got {p}")
     rng = np.random.default_rng(seed)
     out = []
-    for c in space.create:
+    for c in (space.create if cases is None else cases):
         if c.k not in keep_prob:
             raise ValueError(f"no keep probability for k = {c.k}")
         cfg_i = c.config.copy()
@@ -163,43 +229,92 @@ def injected_outputs(space: Space, keep_prob: dict[int, float], seed: int) -> np
     return render_batch(np.stack(out), space.size)
 
 
-def noref_pr(space: Space, outputs: np.ndarray) -> np.ndarray:
+def ghosted_outputs(cases, size: int, V: int, n_uncertain, samples: int, seed: int) -> np.ndarray:
+    """Oracle renders with known *ghosting* injected (the controls of the PR claim M2c): for each case, the
+    output is the mean of ``samples`` renders of its configuration in which ``n_uncertain(k, rng)`` of its
+    referenced dimensions (chosen at random) take an independent uniform sub-class in every render, as a
+    generator unsure of those concepts outputs a blend of its candidates (`readout.generate`). The concepts
+    and the render are otherwise exact, so only the amount of blending changes: with ``n_uncertain`` growing in
+    k, PR must fall with k beyond the oracle (positive control); with a constant number, it must not (negative
+    control: k-independent blending)."""
+    from .readout import render_mean
+
+    if samples < 2:
+        raise ValueError(f"ghosting needs at least 2 samples per output, got {samples}")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in cases:
+        u = int(n_uncertain(c.k, rng))
+        if not 0 <= u <= c.k:
+            raise ValueError(f"n_uncertain must lie in [0, k = {c.k}], got {u}")
+        dims = rng.choice(np.asarray(c.dims), size=u, replace=False) if u else np.array([], int)
+        row = np.repeat(c.config[None].copy(), samples, 0)
+        for d in dims:
+            row[:, d] = rng.integers(0, V, size=samples)
+        rows.append(row)
+    return render_mean(np.stack(rows), size)
+
+
+def _judge(space: Space, eval_set: EvalSet | None = None):
+    """(judge, its coherence reference) that reads ``eval_set``: the set's own, else the space's."""
+    if eval_set is not None and eval_set.classifier is not None:
+        return eval_set.classifier, eval_set.coherence_ref
+    return space.classifier, space.extra["coherence_ref"]
+
+
+def noref_pr(space: Space, outputs: np.ndarray, eval_set: EvalSet | None = None, parts=None,
+             coherence: np.ndarray | None = None) -> np.ndarray:
     """The chapter's PR: `evaluators.pr_noref_scores` with the judge's entity-coherence check, referenced to its
-    median on held-out oracle renders (``space.extra["coherence_ref"]``)."""
-    return ev.pr_noref_scores(outputs, space.calibration, ev.judge_coherence(space.classifier, outputs),
-                              space.extra["coherence_ref"])
+    median on held-out oracle renders (``space.extra["coherence_ref"]``, or the set's own judge's)."""
+    clf, ref = _judge(space, eval_set)
+    coh = ev.judge_coherence(clf, outputs) if coherence is None else coherence
+    return ev.pr_noref_scores(outputs, space.calibration, coh, ref, parts=parts)
 
 
-def score_creation(space: Space, outputs: np.ndarray) -> pd.DataFrame:
-    """Per-case creation scores: CC, PF, PR (no-reference, `evaluators.pr_noref_scores`; the earlier
-    full-reference PR and its parts are kept as diagnostics), IAA, IQA, IS and the per-concept verdicts."""
+def score_creation(space: Space, outputs: np.ndarray, eval_set: EvalSet | None = None, light: bool = False) -> pd.DataFrame:
+    """Per-case creation scores on ``eval_set`` (default: the first seed's set), read by the set's judge when it
+    has one (else the space's): CC, PF, PR (no-reference,
+    `evaluators.pr_noref_scores`), PR_nojudge (the same without the judge's coherence term: ghosting and
+    manifold only, so that a PR result can be read apart from the judge CC uses), the earlier full-reference PR
+    and its parts (diagnostics), IAA, IQA, IS and the per-concept verdicts. ``light``: the columns the claims
+    read only (CC, PF, PR, PR_nojudge, verdicts); the diagnostics and the perceptual analogues are NaN (the
+    injected controls)."""
+    es = eval_set if eval_set is not None else EvalSet(-1, space.create, space.create_gt)
     outputs = ev.check_images(outputs, space.size, "outputs")
-    pred = ev.predict(space.classifier, outputs)
-    parts = ev.pr_parts(outputs, space.create_gt, space.calibration)
-    pr_noref = noref_pr(space, outputs)
-    answers = ev.concept_answers(pred, space.create)
+    if len(outputs) != len(es.create):
+        raise ValueError(f"{len(outputs)} outputs for {len(es.create)} evaluation cases")
+    pred, coherence = ev.judge_read(_judge(space, es)[0], outputs)
+    noref = ev.noref_parts(outputs, space.calibration)
+    pr_noref = noref_pr(space, outputs, es, parts=noref, coherence=coherence)
+    answers = ev.concept_answers(pred, es.create)
+    nan = np.full(len(outputs), np.nan)
+    if light:
+        parts = {"artefact": nan, "ghosting": noref["ghosting"], "manifold": noref["manifold"]}
+    else:
+        parts = ev.pr_parts(outputs, es.create_gt, space.calibration, noref=noref)
     return pd.DataFrame({
-        "case": np.arange(len(space.create)),
-        "k": [c.k for c in space.create],
-        "combination": [c.record["combination"] for c in space.create],
-        "subclass": [str(c.values) for c in space.create],
+        "case": np.arange(len(es.create)),
+        "k": [c.k for c in es.create],
+        "combination": [c.record["combination"] for c in es.create],
+        "subclass": [str(c.values) for c in es.create],
         "CC": [ev.cc_official(a) for a in answers],
-        "PF": ev.pf_scores(pred, space.create),
+        "PF": ev.pf_scores(pred, es.create),
         "PR": pr_noref,
+        "PR_nojudge": ev.pr_noref_scores(outputs, space.calibration, parts=noref),
         "PR_fullref": 10.0 * np.cbrt(parts["artefact"] * parts["ghosting"] * parts["manifold"]),
         "PR_artefact": parts["artefact"], "PR_ghosting": parts["ghosting"], "PR_manifold": parts["manifold"],
-        "IAA": ev.aesthetics_scores(outputs, space.calibration),
-        "IQA": ev.quality_scores(outputs, space.calibration),
-        "IS": ev.structure_scores(outputs, space.create_gt),
+        "IAA": nan if light else ev.aesthetics_scores(outputs, space.calibration),
+        "IQA": nan if light else ev.quality_scores(outputs, space.calibration),
+        "IS": nan if light else ev.structure_scores(outputs, es.create_gt),
         "verdicts": [tuple(a == "yes" for a in ans) for ans in answers],
-        "dims": [c.dims for c in space.create],
+        "dims": [c.dims for c in es.create],
     })
 
 
 def score_editing(space: Space, outputs: np.ndarray) -> pd.DataFrame:
     """Per-case editing scores: CC, IF, PR, NERC (local edits only; NaN for global ones), IAA, IQA."""
     outputs = ev.check_images(outputs, space.size, "outputs")
-    pred = ev.predict(space.classifier, outputs)
+    pred, coherence = ev.judge_read(space.classifier, outputs)
     nerc = np.full(len(outputs), np.nan)
     loc = np.flatnonzero(space.edit_local)
     if len(loc):
@@ -211,7 +326,7 @@ def score_editing(space: Space, outputs: np.ndarray) -> pd.DataFrame:
         "k": [c.k for c in space.edit],
         "CC": ev.cc_scores(pred, space.edit),
         "IF": ev.if_scores(pred, space.edit),
-        "PR": noref_pr(space, outputs),
+        "PR": noref_pr(space, outputs, coherence=coherence),
         "NERC": nerc,
         "IAA": ev.aesthetics_scores(outputs, space.calibration),
         "IQA": ev.quality_scores(outputs, space.calibration),
@@ -228,8 +343,9 @@ def learned_specs(cfg) -> list[tuple[str, int, int]]:
 
 
 def run_learned(space: Space, cfg, name: str, m: int, max_k: int, seed: int):
-    """Train one concept-readout generator (one seed); returns (creation outputs, editing outputs, losses,
-    model, held-out head accuracy on the evaluation cases: creation and editing, see `readout.head_accuracy`)."""
+    """Train one concept-readout generator (one seed); returns (creation outputs on the seed's evaluation set
+    `Space.eval_set`, editing outputs, losses, model, held-out head accuracy on the evaluation cases: creation
+    and editing, see `readout.head_accuracy`)."""
     torch.manual_seed(1000 * seed + m + max_k)
     model = ConceptReadoutGenerator(space.size, m, space.V, width=int(cfg["width"]), hidden=int(cfg["hidden"]),
                                     aggregator=cfg["aggregator"])
@@ -237,10 +353,11 @@ def run_learned(space: Space, cfg, name: str, m: int, max_k: int, seed: int):
                            batch=int(cfg["batch"]), lr=float(cfg["lr"]), seed=seed, max_k=max_k,
                            edit_fraction=float(cfg["edit_fraction"]))
     S = int(cfg["samples"])
-    out_c, q_c = generate(model, space.bank, space.create, samples=S, seed=seed, return_probs=True)
+    create = space.eval_set(seed).create
+    out_c, q_c = generate(model, space.bank, create, samples=S, seed=seed, return_probs=True)
     out_e, q_e = generate(model, space.bank, space.edit, sources=space.edit_src, samples=S, seed=seed + 1,
                           return_probs=True)
-    acc = {"create": head_accuracy(q_c, space.create, space.V), "edit": head_accuracy(q_e, space.edit, space.V)}
+    acc = {"create": head_accuracy(q_c, create, space.V), "edit": head_accuracy(q_e, space.edit, space.V)}
     return out_c, out_e, losses, model, acc
 
 

@@ -34,6 +34,14 @@ This revision also scores 3 injected-degradation controls x seeds on the creatio
 more per scoring (PR's coherence check): at smoke the whole notebook measured 43-45 s (one seed); at book and
 full the added scoring is estimated at 9 x n_create images more (not measured).
 
+Review of revision 1ae09b8 (issue 46, finding 2 and 4), this revision: the judge is early-stopped on its own
+validation renders (``n_val``, checked twice per epoch, the best check kept); every seed draws its own creation
+evaluation set, so the intervals over seeds contain the sampling of the cases; ``judge_per_seed`` trains one
+judge per seed (same renders, the seed's initialisation and batch order) so that they contain the judge's
+training variance too. It is on at `full` only: at `book` three judges would cost ~2 x 135 s more than the
+budget has. The added scoring (the oracle on every seed's set, 3 injected-loss and 2 injected-ghosting
+controls per seed) is ~7 x n_create images per seed.
+
 Wall times of the whole notebook (one torch thread, on the 2-core machine shared with other jobs) are
 written next to each preset.
 """
@@ -47,8 +55,8 @@ _COMMON: dict[str, Any] = dict(aggregator="sum", batch=32, lr=3e-3, width=96, hi
 PRESETS: dict[str, dict[str, Any]] = {
     # smoke: the earlier revision measured 36-47 s for the whole notebook (judge ~20 s of it); the readout
     # generators add 2 x 150 steps (~6 s) and the pixel decoder 40 steps (~1.5 s)
-    "smoke": dict(_COMMON, V=6, n_renders=2000, n_test=400, clf_epochs=3, n_train_edit=400,
-                  capacities=(2, 8), k3_variant=False, steps=150, pixel_steps=40, seeds=(0,), n_create=120,
+    "smoke": dict(_COMMON, V=6, n_renders=2000, n_test=400, n_val=200, clf_epochs=3, n_train_edit=400,
+                  capacities=(2, 8), k3_variant=False, judge_per_seed=False, steps=150, pixel_steps=40, seeds=(0,), n_create=120,
                   n_edit=44),
     # book: estimated 330-390 s, not measured in this revision: judge ~135 s (10 epochs) and baselines ~12 s, 12 readout generators x 600 steps at 16-19 ms per step (measured on dev runs at these sizes:
     # V = 8, batch 32; 115-137 s), their S = 4 renders per case (900 cases x 4 x 1.3 ms = 4.7 s per generator
@@ -56,12 +64,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # The judge's epochs at book were chosen on its own held-out accuracy (oracle renders of seed 0, 1,000 test
     # renders; one thread, busy core): 6,000 renders x 5 epochs 0.935 (the earlier book run), x 10 epochs 0.970
     # (132 s); 12,000 renders x 5 epochs 0.968 (141 s). Ten epochs: +~65 s, half the judge's error.
-    "book": dict(_COMMON, V=8, n_renders=6000, n_test=1000, clf_epochs=10, n_train_edit=2000,
-                 capacities=(2, 4, 8), k3_variant=True, steps=600, pixel_steps=600, seeds=(0, 1, 2),
+    "book": dict(_COMMON, V=8, n_renders=6000, n_test=1000, n_val=500, clf_epochs=10, n_train_edit=2000,
+                 capacities=(2, 4, 8), k3_variant=True, judge_per_seed=False, steps=600, pixel_steps=600, seeds=(0, 1, 2),
                  n_create=600, n_edit=300),
-    # full: estimated ~25 min on one free core (judge 200k image passes ~8 min, 12 generators x 3000 steps at
-    # ~19 ms ~12 min, 36k renders ~1 min, scoring 17 x 3,119 cases ~2 min); not run in this revision
-    "full": dict(_COMMON, V=8, n_renders=20000, n_test=2000, clf_epochs=10, n_train_edit=5000,
-                 capacities=(2, 4, 8), k3_variant=True, steps=3000, pixel_steps=3000, seeds=(0, 1, 2),
+    # full: the earlier revision's full run took 1,257 s (judge 454 s); this revision adds two judges (one per
+    # seed, ~2 x 454 s) and ~21 x 1,872 more scored images (~2 min): estimated ~38 min on the 2 cores, not run
+    "full": dict(_COMMON, V=8, n_renders=20000, n_test=2000, n_val=1000, clf_epochs=10, n_train_edit=5000,
+                 capacities=(2, 4, 8), k3_variant=True, judge_per_seed=True, steps=3000, pixel_steps=3000, seeds=(0, 1, 2),
                  n_create=1872, n_edit=1247, gpu=dict(size=48, steps=4000, n_renders=30000, clf_epochs=15)),
 }
