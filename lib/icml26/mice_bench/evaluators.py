@@ -226,18 +226,9 @@ def train_classifier(images: np.ndarray, configs: np.ndarray, V: int, epochs: in
     return model
 
 
-@torch.no_grad()
 def predict(model: ConceptClassifier, images: np.ndarray, batch: int = 512) -> np.ndarray:
     """Predicted configuration (N, 9): dimension values (-1 = default) and text attributes."""
-    check_images(images)
-    outs = []
-    for s in range(0, len(images), batch):
-        x = torch.from_numpy(np.ascontiguousarray(images[s:s + batch])).permute(0, 3, 1, 2)
-        pd, pt = model(x)
-        d = pd.argmax(-1)
-        d = torch.where(d == model.V, torch.full_like(d, DEFAULT), d)
-        outs.append(torch.cat([d, pt.argmax(-1)], 1).numpy())
-    return np.concatenate(outs)
+    return judge_read(model, images, batch)[0]
 
 
 def accuracy(pred: np.ndarray, configs: np.ndarray) -> float:
@@ -502,13 +493,7 @@ def judge_coherence(model: "ConceptClassifier", images: np.ndarray, batch: int =
     """Mean over the 7 dimension heads of the judge's largest class probability, per image: how definitely the
     image shows *some* value in every dimension (a valid render of any configuration scores high, an overlay of
     two renders low). It never sees the case's ground truth or references."""
-    check_images(images)
-    out = []
-    for s in range(0, len(images), batch):
-        x = torch.from_numpy(np.ascontiguousarray(images[s:s + batch])).permute(0, 3, 1, 2)
-        pd, _ = model(x)
-        out.append(torch.softmax(pd, -1).max(-1).values.mean(1).numpy())
-    return np.concatenate(out).astype(np.float64)
+    return judge_read(model, images, batch)[1]
 
 
 def pr_noref_scores(outputs: np.ndarray, cal: Calibration, coherence: np.ndarray | None = None,

@@ -164,9 +164,9 @@ def build_space(cfg, seed: int = 0, progress=None, eval_seeds=None) -> Space:
     val_img = render_batch(val_cfg, size)
     clf = ev.train_classifier(images, configs, V, epochs=int(cfg["clf_epochs"]), seed=seed, progress=progress,
                               val=(val_img, val_cfg))
-    acc = ev.accuracy(ev.predict(clf, test_img), test_cfg)
+    test_pred, test_coh = ev.judge_read(clf, test_img)
+    acc, coh_ref = ev.accuracy(test_pred, test_cfg), float(np.median(test_coh))
     cal = ev.calibrate(test_img, seed=seed)
-    coh_ref = float(np.median(ev.judge_coherence(clf, test_img)))
     # generator training data: the same oracle renders (targets), and editing pairs (none touching an eval case)
     train_create = ([config_case(c) for c in configs], images)
     tr_edit = [c for c in editing_cases(int(cfg["n_train_edit"]), V, seed + 101)
@@ -189,8 +189,9 @@ def build_space(cfg, seed: int = 0, progress=None, eval_seeds=None) -> Space:
                                         progress=progress, val=(val_img, val_cfg))
             es = evals[s_]
             es.classifier = judge
-            es.coherence_ref = float(np.median(ev.judge_coherence(judge, test_img)))
-            es.classifier_accuracy = ev.accuracy(ev.predict(judge, test_img), test_cfg)
+            test_pred, test_coh = ev.judge_read(judge, test_img)
+            es.coherence_ref = float(np.median(test_coh))
+            es.classifier_accuracy = ev.accuracy(test_pred, test_cfg)
             es.judge_val, es.judge_val_epochs = tuple(judge.val_history), tuple(judge.val_epochs)
     create_gt = evals[eval_seeds[0]].create_gt
     edit_src = render_batch(np.stack([c.source for c in edit]), size)
