@@ -11,9 +11,9 @@ from .model import GaussianModel, eval_sh, quat_to_rotmat, sh_basis, sh_degree
 from .presets import PRESETS
 from .render import HARD_CUT_SIGMA, CameraT, RayColorConsistency, Render, composite_weights, depth_to_normal, project, render
 from .scene import AMBIGUOUS, REGIONS, Camera, Layout, Scene, backproject, layout, make_scene, mono_disparity, sfm_points
-from .train import RUN_LABELS, RUNS, Hyper, RunResult, evaluate, init_model, train_run
+from .train import CURVES, RUN_LABELS, RUNS, Hyper, RunResult, evaluate, init_model, train_run
 
-__all__ = ["AMBIGUOUS", "Camera", "CameraT", "GaussianModel", "HARD_CUT_SIGMA", "Hyper", "PRESETS", "REGIONS", "RUNS",
+__all__ = ["AMBIGUOUS", "CURVES", "Camera", "CameraT", "GaussianModel", "HARD_CUT_SIGMA", "Hyper", "PRESETS", "REGIONS", "RUNS",
            "RUN_LABELS", "RayColorConsistency", "Render", "RunResult", "Scene", "alr_loss", "chamfer",
            "depth_normal_loss", "depth_to_normal", "eval_sh", "evaluate", "init_model", "Layout", "layout", "make_scene",
            "mono_depth_loss", "mono_disparity", "photometric",

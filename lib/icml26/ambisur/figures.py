@@ -150,3 +150,29 @@ def draw_gamma(model, view, gamma: float):
     for a in ax:
         a.set_xlabel("x (px)"); a.set_ylabel("y (px)")
     return fig
+
+
+def fig_convergence(metric_curves: dict, photo_curves: dict, key: str = "cd"):
+    """The training curves of every run (a panel each): the claims' metric ``key`` at the checkpoints, every seed,
+    the judged last fifth shaded, its verdict in the title (the gate of the claims since review 3), and on the
+    right axis the seed-mean training photometric loss (dashed, a diagnostic), with its own verdict."""
+    runs = [n for n in photo_curves if (n, key) in metric_curves]
+    cols = (len(runs) + 1) // 2
+    fig, axes = plt.subplots(2, cols, figsize=(3.3 * cols, 5.8), squeeze=False)
+    for ax, n in zip(axes.ravel(), runs):
+        cv, ph = metric_curves[(n, key)], photo_curves[n]
+        cv.plot(ax)
+        if ax.get_legend():
+            ax.get_legend().remove()
+        ax.set_ylabel(cv.label, fontsize=8)
+        tw = ax.twinx()
+        tw.plot(ph.steps, np.mean(np.asarray(ph.values), 0), ls="--", lw=1, color="0.45")
+        tw.grid(False)
+        tw.set_ylabel("photometric loss (dashed)", fontsize=7, color="0.45")
+        tw.tick_params(labelsize=7, colors="0.45")
+        ax.set_title(f"{n}: {cv.label} {'converged' if cv.converged else 'NOT converged'}\n"
+                     f"photometric loss {'converged' if ph.converged else 'not converged'}", fontsize=8)
+    for ax in axes.ravel()[len(runs):]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig

@@ -36,7 +36,7 @@ from .losses import (alr_loss, depth_normal_loss, mono_depth_loss, photometric, 
 from .metrics import auroc, chamfer, region_cd
 from .model import GaussianModel
 from .render import CameraT, depth_to_normal, render
-from .scene import AMBIGUOUS, REGIONS, Scene, backproject, mono_disparity, occlusion_edges, sfm_points
+from .scene import AMBIGUOUS, REGIONS, SPECULAR_MIN, Scene, backproject, mono_disparity, occlusion_edges, sfm_points
 
 _BASE = dict(depth_mode="plane", trunc=None, rcc=False, alr=None, prior="metric", init="prior", reseed=0)
 RUNS: dict[str, dict] = {
@@ -174,6 +174,54 @@ def cloud_metrics(clouds, scene: Scene, cfg: dict) -> dict:
                 region_comp={r: float(res["_comp"][labs == r].mean()) for r in res["region"]}, n_points=len(pred))
 
 
+GEO_KEYS = ("cd", "cd_ambiguous", "f1")   # the geometry the claims read (Chamfer, Chamfer on AMBIGUOUS, F1)
+IND_KEYS = ("mask_auroc", "u_auroc_highlight")   # the indicator statistics C4a and C4h read
+CURVES = {"cd": "CD", "cd_ambiguous": "CD ambiguous", "f1": "F1", "mask_auroc": "indicator AUROC",
+          "u_auroc_highlight": "highlight AUROC"}   # the claim-metric curves of a run (log key -> curve name)
+
+
+def geo_steps(T: int, n_early: int = 8, n_tail: int = 5) -> list[int]:
+    """The iterations at which `checkpoint_metrics` runs: ``n_early`` evenly spaced over the first 80 % of the run
+    (to draw the curve) and ``n_tail`` evenly spaced over the last 20 %, ending at ``T``. The convergence rule
+    (`icml26.convergence`) judges the last fifth of the span, so the tail gets ``n_tail`` points and its line has
+    power to find a creep; a checkpoint renders every training view (about 13 training iterations' cost at full),
+    so the early part is sparse. Strictly increasing, unique."""
+    if T < 1 or n_early < 1 or n_tail < 1:
+        raise ValueError(f"geo_steps: need T, n_early, n_tail >= 1, got {T}, {n_early}, {n_tail}")
+    early = [round(0.8 * T * (k + 1) / n_early) for k in range(n_early)]
+    tail = [round(T * (0.8 + 0.2 * (j + 1) / n_tail)) for j in range(n_tail)]
+    return sorted({max(1, min(T, int(x))) for x in early + tail})
+
+
+@torch.no_grad()
+def checkpoint_metrics(model: GaussianModel, scene: Scene, run: dict, cfg: dict, cams=None, tree=None) -> dict:
+    """The claims' metrics of ``model`` now, recorded during training at the iterations `geo_steps` gives, so that
+    convergence is judged on what the claims read (review 3), not only on the photometric loss:
+
+    * `GEO_KEYS`, exactly as `evaluate` computes them at the end (plane depth of every training view where
+      A > 0.5, back-projected, `cloud_metrics`);
+    * `IND_KEYS`: the opacity-weighted AUROC of the dual-end indicator mask for "the Gaussian lies on an ambiguous
+      region" (C4a's statistic) and the AUROC of u_i for the highlight-bearing Gaussians (C4h's), as the notebook
+      computes them from `evaluate`'s per-Gaussian data.
+
+    ``cams``: the training cameras as `CameraT` on the model's device; ``tree``: a ``cKDTree`` of the GT points
+    (both built when None)."""
+    pts = []
+    for k, v in enumerate(scene.train):
+        r = render(model, v.cam if cams is None else cams[k], run["trunc"], depth_mode=run["depth_mode"])
+        pts.append(backproject(r.depth.cpu().numpy(), v.cam, r.alpha.cpu().numpy() > 0.5))
+    m = cloud_metrics(pts, scene, cfg)
+    out = {key: float(m[key]) for key in GEO_KEYS}
+    h = cfg_h(cfg)
+    mask, u, _, _ = sh_ambiguity(model.sh, h.upper, h.lower, h.lower_max)
+    _, nn = (cKDTree(scene.points) if tree is None else tree).query(model.means.detach().cpu().numpy())
+    amb = np.isin(scene.point_labels[nn], AMBIGUOUS)
+    spec = scene.point_specular[nn] if scene.point_specular is not None else np.zeros(len(nn))
+    out["mask_auroc"] = auroc(mask.cpu().numpy(), amb, model.opacities.detach().cpu().numpy())
+    out["u_auroc_highlight"] = auroc(u.cpu().numpy(), spec > SPECULAR_MIN)
+    return out
+
+
 def interior_mask(view, regions=AMBIGUOUS) -> np.ndarray:
     """Pixels of ``regions`` away from occlusion edges and region borders (one pixel of margin), where a prior has
     a surface: the mask on which K7 compares the prior's normals with a model's (same pixels, same views)."""
@@ -268,7 +316,11 @@ def active_degree(it: int, T: int, L: int, every: float) -> int:
 
 def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, device=None) -> RunResult:
     """Fit one run of the ladder (module docstring) with ``cfg['iters']`` iterations, one view per iteration, on
-    ``device`` (the CPU when None); the returned model is on the CPU."""
+    ``device`` (the CPU when None); the returned model is on the CPU. ``log``: every ``cfg['log_every']``
+    iterations the training photometric loss (``photo``, averaged since the last point) and diagnostics; at the
+    iterations ``geo_it`` (`geo_steps` with ``cfg['geo_points']``) the claims' metrics (`checkpoint_metrics`).
+    ``cfg['stop_at']`` (optional): stop after that many iterations of the ``iters``-iteration schedule, an
+    under-trained run (the test that the convergence rule can fail)."""
     if name not in RUNS:
         raise ValueError(f"train_run: unknown run {name!r}; known: {', '.join(RUNS)}")
     run, h, T = RUNS[name], cfg_h(cfg), int(cfg["iters"])
@@ -300,11 +352,16 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
     H, W = cams[0].H, cams[0].W
     lam_rc = rcc_lambda_per_pixel(h.rcc_lambda_rel, H, W)
     rand_score = torch.as_tensor(rng.random(len(model)), dtype=torch.float32, device=dev)
-    log = dict(it=[], tail=[], vrc=[], flagged=[], loss=[], photo=[])
+    log = dict(it=[], tail=[], vrc=[], flagged=[], loss=[], photo=[], geo_it=[], **{k: [] for k in GEO_KEYS + IND_KEYS})
+    tree = cKDTree(scene.points)
+    stop = int(cfg.get("stop_at") or T)   # an under-trained run: the first ``stop_at`` iterations of the T schedule
+    if not 1 <= stop <= T:
+        raise ValueError(f"train_run: stop_at must be in 1..{T}, got {cfg.get('stop_at')}")
+    geo_at = set(geo_steps(stop, *cfg.get("geo_points", (8, 5))))
     order = np.concatenate([rng.permutation(len(cams)) for _ in range(T // len(cams) + 1)])
     vrc_window_end = None
     photo_acc = []
-    for it in range(1, T + 1):
+    for it in range(1, stop + 1):
         k = int(order[it - 1])
         frac = it / T
         model.active_sh = active_degree(it, T, model.L, h.sh_up_every)
@@ -341,7 +398,7 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
                 g["lr"] = h.lr["means"] * scene.extent * (0.01 ** frac)
         opt.step()
         photo_acc.append(float(photo.detach()))
-        if it % cfg["log_every"] == 0 or it == T:
+        if it % cfg["log_every"] == 0 or it == stop:
             with torch.no_grad():
                 rl = render(model, cams[0], run["trunc"], depth_mode=run["depth_mode"])
                 log["it"].append(it)
@@ -351,6 +408,11 @@ def train_run(scene: Scene, name: str, cfg: dict, seed: int, progress=None, devi
                 log["loss"].append(float(loss))
                 log["photo"].append(float(np.mean(photo_acc)))   # the training photometric loss since the last log
                 photo_acc = []
+        if it in geo_at:   # the claims' metric along the run: convergence is judged on it (review 3)
+            now = checkpoint_metrics(model, scene, run, cfg, cams, tree)
+            log["geo_it"].append(it)
+            for key in GEO_KEYS + IND_KEYS:
+                log[key].append(now[key])
         if it == int(h.rcc_window[1] * T):
             with torch.no_grad():
                 vrc_window_end = float(np.mean([float(render(model, c, run["trunc"]).ray_var.mean()) for c in cams]))
