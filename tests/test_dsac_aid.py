@@ -217,6 +217,8 @@ def test_training_rejects_bad_intervals_spaces_and_rewards():
     ag = BatchedAgent(agent_config("DSAC-T", hidden=(16, 16), batch_size=8), 1, 1, 1)
     with pytest.raises(ValueError):
         train(ag, lambda s: make_jackpot("trap"), [0], 20, warmup=5, eval_every=0)
+    with pytest.raises(ValueError):
+        train(ag, lambda s: make_jackpot("trap"), [0], 20, warmup=5, eval_every=5, dense_every=0, dense_until=10)
     with pytest.raises(TypeError):
         train(ag, lambda s: gym.make("CartPole-v1"), [0], 20, warmup=5, eval_every=5)
     buf = BatchedReplay(1, 4, 1, 1)
@@ -340,12 +342,18 @@ def test_impulse_criterion():
 def test_short_runs_are_deterministic_and_record_diagnostics():
     cfg = {**PRESETS["smoke"]["toy"], "steps": 120, "warmup": 40, "eval_every": 60, "mc_rollouts": 4}
     r1 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
-    r2 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, cfg, show_progress=False)
+    # the same run with measurement-only events on a dense early grid: at the regular events it is the same run
+    # (deterministic, and the extra evaluations move neither beta nor any random stream of the training)
+    r2 = run_jackpot("DSAC-AID", ("trap", "treasure"), 1, {**cfg, "dense_every": 20, "dense_until": 100}, show_progress=False)
+    assert r2.log.steps == [60, 80, 100, 120]
+    regular = r2.log.series("beta_event")[:, 0] == 1
+    assert regular.tolist() == [True, False, False, True] and np.all(r1.log.series("beta_event") == 1)
     for key in ("bias", "bias_noisy", "bias_jackpot", "q_true", "sqrt_u_epi_jackpot", "sqrt_u_ale_jackpot", "end_zone",
                 "beta", "mc_bias", "mc_bias_traj_clean"):
-        np.testing.assert_array_equal(r1.log.series(key), r2.log.series(key))
-        assert np.all(np.isfinite(r1.log.series(key)))
+        np.testing.assert_array_equal(r1.log.series(key), r2.log.series(key)[regular])
+        assert np.all(np.isfinite(r2.log.series(key)))
     assert r1.log.series("bias").shape == (2, 2)
+    np.testing.assert_array_equal(r2.log.series("beta")[1], r2.log.series("beta")[0])   # no beta step at a dense event
 
 
 def test_soft_mc_bias_truncation_term():
@@ -490,3 +498,22 @@ def test_agent_runs_on_the_chapter_device():
         buf.add(np.zeros((2, 1)), np.zeros((2, 1)), [1.0, 0.0], np.zeros((2, 1)), [0.0, 0.0])
     ag.update(buf.sample(8, ag.gen))
     assert ag.act(np.zeros((2, 1))).shape == (2, 1)
+
+
+def test_clipped_sigma_fixed_point_limits_and_clip_moment():
+    """Without the clip (sigma_bar -> inf) the fixed point is T4's sqrt(Var r / (1 - gamma^2)); with it, the closed-form
+    clipped second moment matches a Monte-Carlo estimate at the fixed point, and a smaller clip scale gives a smaller sigma."""
+    from icml26.dsac_aid import clipped_sigma_fixed_point
+
+    J, m, g = 7.0, 0.7, 0.9
+    analytic = np.sqrt(m * (J - m) / (1 - g**2))
+    assert clipped_sigma_fixed_point(J, m, g, 1e6) == pytest.approx(analytic, rel=1e-9)
+    s = clipped_sigma_fixed_point(J, m, g, 0.2)
+    rng = np.random.default_rng(0)
+    n = 400_000
+    r = J * (rng.random(n) < m / J)
+    d = np.clip(r - m + g * s * rng.standard_normal(n), -0.6, 0.6)
+    assert np.sqrt(np.mean(d**2)) == pytest.approx(s, rel=1e-2)
+    assert clipped_sigma_fixed_point(J, m, g, 0.1) < s < clipped_sigma_fixed_point(J, m, g, 1.0) < analytic
+    with pytest.raises(ValueError):
+        clipped_sigma_fixed_point(J, m, g, 0.0)

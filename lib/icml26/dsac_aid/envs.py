@@ -4,7 +4,7 @@
 deterministic *bank* on the left (r = 1 per step) and a Bernoulli *jackpot* on the right
 (r = J * Bernoulli(m / J), mean m, variance m (J - m)). With m = 0.7 (`trap`) the jackpot is worse in mean
 but far noisier; with m = 1.4 (`treasure`) it is better in mean, the control against "pessimism is only
-risk aversion". `true_q` gives the variance-free value of a deterministic policy (expected rewards,
+risk aversion". `true_q` gives the variance-free value of a policy along its expected-reward trajectory (expected rewards,
 deterministic dynamics), the ground truth for the critic's bias b = Q_hat - Q^pi.
 
 `NoisyReward` adds zero-mean heavy-tailed noise sigma_n * t_3 / sqrt(3) (unit variance) to any
@@ -26,6 +26,8 @@ VARIANTS: dict[str, dict] = {
     "trap-clean": dict(mean=0.7, jackpot=0.7),        # negative control: J = m pays m every step, no noise
     "planted": dict(mean=0.7, early_mean=2.8),        # positive control: the jackpot pays 2.8 in mean until
                                                       # `switch_step` env steps, then 0.7 (an injected overvaluation)
+    "planted-small": dict(mean=0.7, early_mean=1.2),  # a threshold-sized planted control: 1.2 (just above the bank's 1)
+                                                      # until `switch_step`, then 0.7 (review of 24ad060, defect 1)
 }
 """JackpotLine keyword arguments per named variant (the bank pays 1 per step)."""
 
@@ -135,7 +137,9 @@ def make_jackpot(variant: str = "trap", **kwargs) -> JackpotLine:
 def true_q(env: JackpotLine, x0: np.ndarray, a0: np.ndarray, policy: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
            gamma: float, alpha: np.ndarray | float = 0.0, tol: float = 1e-8, mean: np.ndarray | float | None = None,
            reward_scale: float = 1.0) -> np.ndarray:
-    """Variance-free soft Monte-Carlo value Q^pi(x0, a0) of a deterministic policy, vectorised over x0.
+    """Variance-free soft Monte-Carlo value Q^pi(x0, a0) of a policy, vectorised over x0: for a deterministic
+    policy exactly; for a sampling one (``policy`` draws its actions, as `experiments.jackpot_evaluator` does) one
+    rollout of it, which the caller averages over several rollouts (rows).
 
     Q = sum_t gamma^t E r_t - sum_{t>=1} gamma^t alpha log pi(a_t | x_t): expected rewards along the
     deterministic trajectory, untruncated (the critic bootstraps through the time limit, so it estimates

@@ -112,6 +112,8 @@ def jackpot_evaluator(envs: list[JackpotLine], rollouts: int, mc_episodes: int, 
                     ue, ua = L.ensemble_uncertainty(qz, sz)
                     rec[f"sqrt_u_epi_{zone}"] = ue[:, 0].sqrt().cpu().numpy() / kappa
                     rec[f"sqrt_u_ale_{zone}"] = ua[:, 0].sqrt().cpu().numpy() / kappa
+                # the clip scale of the sample target: each member's EMA of its batch-mean sigma, in reward units
+                rec["sigma_bar"] = agent.sigma_bar.mean(dim=(1, 2)).cpu().numpy() / kappa
             # where the mode policy ends after one episode from x = 0 (deterministic dynamics)
             x = np.zeros(S)
             clean_return = np.zeros(S)
@@ -137,7 +139,9 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     """Train `agent_name` on every variant x seed as one batched agent (seeds paired across agents and variants).
 
     ``env_kwargs[variant]`` overrides that variant's JackpotLine arguments (e.g. ``jackpot=J`` for a noise
-    level); the ``planted`` variant switches its jackpot mean after ``cfg["planted_switch"]`` x steps env steps."""
+    level); the ``planted`` variant switches its jackpot mean after ``cfg["planted_switch"]`` x steps env steps, the
+    ``planted-small`` one after ``cfg["planted_small_switch"]`` x steps. ``cfg["dense_every"]`` / ``cfg["dense_until"]``
+    (optional) add measurement-only evaluation events early in training (`training.train`)."""
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be >= 1, got {n_seeds}")
     env_kwargs = dict(env_kwargs or {})
@@ -146,6 +150,9 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
             raise ValueError(f"unknown variant {v!r}; valid: {', '.join(VARIANTS)}")
     if "planted" in variants:
         env_kwargs["planted"] = {"switch_step": int(cfg["planted_switch"] * cfg["steps"]), **env_kwargs.get("planted", {})}
+    if "planted-small" in variants:
+        env_kwargs["planted-small"] = {"switch_step": int(cfg["planted_small_switch"] * cfg["steps"]),
+                                       **env_kwargs.get("planted-small", {})}
     per = [v for v in variants for _ in range(n_seeds)]
     seeds = [seed * 100 + k for _ in variants for k in range(n_seeds)]
     ac = toy_config(agent_name, cfg)
@@ -166,7 +173,7 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     beta_bias = (lambda ag: cache["r"]["mc_bias_scaled"]) if ac.adaptive_beta else None
     log = train(agent, lambda s: train_envs[s], seeds, cfg["steps"], warmup=cfg["warmup"], eval_every=cfg["eval_every"],
                 evaluate=evaluate_and_keep, beta_bias=beta_bias, desc=f"{agent_name} on {'+'.join(variants)}",
-                show_progress=show_progress)
+                show_progress=show_progress, dense_every=cfg.get("dense_every", 0), dense_until=cfg.get("dense_until", 0))
     return JackpotRun(agent_name, per, seeds, log, cfg["steps"], agent)
 
 
@@ -196,6 +203,38 @@ def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps
     late_level = bias[late].mean(axis=0)
     return {"b_max": b_max, "b_final": b_final, "t_max": steps[i], "drop": drop, "impulse": ok,
             "peak_first_half": peak_first, "late_level": late_level, "amplitude": peak_first - late_level}
+
+
+def clipped_sigma_fixed_point(jackpot: float, mean: float, gamma: float, sigma_bar: float, bound: float = 3.0,
+                              iters: int = 2000, tol: float = 1e-12) -> float:
+    """The return-sigma fixed point at an absorbing Bernoulli zone *with* the sample target's clip (DSAC-T refinement 3,
+    `losses.clip_sample_target`): sigma^2 = E[clip(r - m + gamma sigma xi, -bound sigma_bar, bound sigma_bar)^2], r =
+    J Bernoulli(m / J), xi ~ N(0, 1) (the next state's sampled return), all in reward units. Without the clip
+    (sigma_bar -> inf) it is T4's sqrt(Var r / (1 - gamma^2)); a clip scale sigma_bar set by the batch (mostly
+    noise-free states) cuts it down. Closed form of the clipped Gaussian second moment, iterated to the fixed point."""
+    if not (jackpot > 0 and 0 <= mean <= jackpot and 0 <= gamma < 1 and sigma_bar > 0 and bound > 0):
+        raise ValueError("clipped_sigma_fixed_point: need J > 0, 0 <= m <= J, 0 <= gamma < 1, sigma_bar > 0, bound > 0")
+    from math import erf, exp, pi, sqrt
+
+    Phi = lambda z: 0.5 * (1 + erf(z / sqrt(2)))
+    phi = lambda z: exp(-0.5 * z * z) / sqrt(2 * pi)
+    c, p = bound * sigma_bar, mean / jackpot
+
+    def clipped_m2(a: float, s: float) -> float:   # E[clip(a + s Z, -c, c)^2]
+        if s <= 0:
+            return min(abs(a), c) ** 2
+        lo, hi = (-c - a) / s, (c - a) / s
+        inside = Phi(hi) - Phi(lo)
+        m2 = a * a * inside + 2 * a * s * (phi(lo) - phi(hi)) + s * s * (inside + lo * phi(lo) - hi * phi(hi))
+        return m2 + c * c * (1 - inside)
+
+    sigma = sqrt(mean * (jackpot - mean) / (1 - gamma**2))
+    for _ in range(iters):
+        new = sqrt(p * clipped_m2(jackpot - mean, gamma * sigma) + (1 - p) * clipped_m2(-mean, gamma * sigma))
+        if abs(new - sigma) < tol:
+            return new
+        sigma = new
+    return sigma
 
 
 def ratio_after(run: JackpotRun, variant: str, zone: str, frac: float = 0.25) -> np.ndarray:

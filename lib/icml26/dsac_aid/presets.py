@@ -8,6 +8,11 @@ show its surge), alpha0 = 0.01 (the code's e, with alpha's learning rate 3e-4, t
 entropy-dominated start) and beta's Adam rate scaled to the run's number of beta events
 (`agents.events_scaled_beta_lr`: 5e-4 x 600 events / the run's events).
 
+The impulse is read on a dense early grid (`dense_every` / `dense_until`: measurement-only evaluation events after
+the warm-up; beta moves only at the regular `eval_every` events, so the agents are the same with or without them).
+The review of 24ad060 found that a 500-step grid whose first event is the untrained critic cannot resolve a surge
+in the first ~1000 steps, when the policy leaves the jackpot.
+
 Wall times (1 compute thread on a shared 2-core machine), measured with this revision's probes at book sizes
 (12 batched seeds, 3000 steps, 2 x 32): DSAC-T ~14 s, DSAC-AID and its variants ~20-24 s per agent; see the
 notebook's `timed` sections for the measured ones. ``gpu`` overrides apply only when `icml26.device()` is CUDA: the agents,
@@ -16,7 +21,8 @@ replay and losses then run on the GPU (`BatchedAgent(..., device=...)`).
 from __future__ import annotations
 
 _TOY = dict(hidden=[32, 32], batch=64, gamma=0.9, lr=3e-3, tau=0.05, reward_scale=0.1, alpha0=0.01, warmup=500,
-            eval_every=500, mc_rollouts=32, mc_episodes=2, mc_first_steps=25, planted_switch=0.35)
+            eval_every=500, mc_rollouts=32, mc_episodes=2, mc_first_steps=25, planted_switch=0.35,
+            planted_small_switch=0.2, dense_every=0, dense_until=0)
 _PEND = dict(hidden=[64, 64], batch=128, gamma=0.98, lr=1e-3, tau=0.01, reward_scale=0.1, alpha0=0.01, warmup=500,
              eval_every=500, eval_episodes=1, eval_first_steps=100, eval_max_steps=200, noise=1.0)
 _HOP = dict(hidden=[256, 256], batch=256, gamma=0.99, lr=3e-4, tau=0.005, reward_scale=0.1, alpha0=2.718281828, warmup=5000,
@@ -38,14 +44,15 @@ PRESETS = {
                    "hidden": [32, 32], "batch": 64},
         "hopper_seeds": 1,
     },
-    "book": {    # estimate ~170 s: 4 agents + the DSAC-T controls x 12 batched seeds x 3000 steps measured 106 s together
-                 # (1 thread, shared machine), NoisyPendulum ~50 s, theory and fidelity ~10 s
-        "toy": {**_TOY, "steps": 3000, "eval_every": 200},
+    "book": {    # estimate ~220 s: the last book run took 149 s; this revision adds the dense early grid (a probe of DSAC-T on
+                 # 3 variants x 6 seeds x 3000 steps with 30 events took 28 s), DSAC-AID on the noise-free jackpot (N4),
+                 # the threshold-sized planted control (P3s) and the J sweep of DSAC-T (2 x 3 seeds, ~15 s)
+        "toy": {**_TOY, "steps": 3000, "eval_every": 200, "dense_every": 50, "dense_until": 1500},
         "seeds": 6,
         "agents": ["DSAC-T", "AID beta=0", "DSAC-AID", "AID beta fixed"],
         "control_agent": "DSAC-T",
-        "sweep_J": [],
-        "sweep_agents": [],
+        "sweep_J": [3.5, 14.0],
+        "sweep_agents": ["DSAC-T"],
         "sweep_seeds": 3,
         "pendulum": {**_PEND, "steps": 3000, "eval_every": 250},
         "pendulum_agents": ["DSAC-T", "DSAC-AID"],
@@ -57,8 +64,9 @@ PRESETS = {
         # estimate ~2100 s (not run): at these sizes 500 updates of 20 batched seeds took 9 s (DSAC-T) and 19 s
         # (DSAC-AID), so ~140 s (DSAC-T) and ~300 s (each DSAC-AID variant) per 8000-step run: agents and controls
         # ~1500 s, the noise sweep (2 agents x 2 J x 5 seeds) ~350 s, NoisyPendulum ~250 s (the last full run).
-        # No CPU room for Hopper (C8: gpu variant).
-        "toy": {**_TOY, "steps": 8000, "hidden": [64, 64], "batch": 128},
+        # No CPU room for Hopper (C8: gpu variant). The last full run took 1934 s; this revision adds ~12 dense events
+        # per run, DSAC-AID on the noise-free jackpot and the planted-small control: estimate ~2450 s (not run).
+        "toy": {**_TOY, "steps": 8000, "hidden": [64, 64], "batch": 128, "dense_every": 100, "dense_until": 2000},
         "seeds": 10,
         "agents": ["DSAC-T", "AID beta=0", "DSAC-AID", "AID beta fixed", "AID w/o pi_b"],
         "control_agent": "DSAC-T",
@@ -70,7 +78,7 @@ PRESETS = {
         "pendulum_seeds": 3,
         "hopper": {**_HOP, "steps": 0},
         "hopper_seeds": 3,
-        "gpu": {"toy": {**_TOY, "steps": 20000, "hidden": [64, 64], "batch": 128},
+        "gpu": {"toy": {**_TOY, "steps": 20000, "hidden": [64, 64], "batch": 128, "dense_every": 100, "dense_until": 2000},
                 "hopper": {**_HOP, "steps": 100_000, "hidden": [256, 256, 256]}},
     },
 }

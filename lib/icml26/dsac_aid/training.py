@@ -8,6 +8,7 @@ bias b = mean_t (Q_hat_t - G_t) over the first steps; it drives beta.
 from __future__ import annotations
 
 from collections.abc import Callable
+import time
 from dataclasses import dataclass, field
 
 import gymnasium as gym
@@ -145,17 +146,22 @@ class TrainLog:
 def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[int], steps: int, *, warmup: int,
           eval_every: int, evaluate: Callable[[BatchedAgent], dict[str, np.ndarray]] | None = None,
           beta_bias: Callable[[BatchedAgent], np.ndarray] | None = None, buffer_size: int | None = None,
-          desc: str = "", show_progress: bool = True) -> TrainLog:
+          desc: str = "", show_progress: bool = True, dense_every: int = 0, dense_until: int = 0) -> TrainLog:
     """Train S = len(seeds) seeds in lock-step for `steps` env steps each, one update per env step (UTD 1).
 
     ``evaluate(agent)`` is called every `eval_every` env steps (its dict goes into the log) and
     ``beta_bias(agent)`` gives the measured bias b that drives the agent's beta at the same events
     (the code evaluates every 2 500 iterations; the toy every `eval_every` env steps).
-    """
-    import time
 
+    ``dense_every`` / ``dense_until``: extra *measurement-only* events every `dense_every` env steps after the warm-up
+    up to step `dense_until`, to resolve an early transient (the impulse) without changing the agent: beta moves
+    only at the regular `eval_every` events, so the run's beta schedule (`events_scaled_beta_lr`) is the same with
+    or without them. Each record carries ``beta_event`` (1 at a regular event, 0 at a measurement-only one).
+    """
     if eval_every < 1:
         raise ValueError(f"the evaluation interval must be >= 1, got {eval_every}")
+    if dense_every < 0 or dense_until < 0 or (dense_until > 0 and dense_every < 1):
+        raise ValueError(f"dense_every must be >= 1 where dense_until > 0 (both >= 0), got {dense_every}, {dense_until}")
     if len(seeds) != agent.S:
         raise ValueError(f"{len(seeds)} seeds for an agent of {agent.S}")
     if steps < 1 or warmup < 0:
@@ -185,14 +191,17 @@ def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[i
         obs = reset_obs
         if t >= warmup and buf.size >= agent.cfg.batch_size:
             agent.update(buf.sample(agent.cfg.batch_size, agent.gen))
-        if (t + 1) % eval_every == 0:
+        regular = (t + 1) % eval_every == 0
+        dense = dense_until > 0 and warmup < t + 1 <= dense_until and (t + 1 - warmup) % dense_every == 0
+        if regular or dense:
             rec = evaluate(agent) if evaluate is not None else {}
             rec = dict(rec)
             if beta_bias is not None:
                 b = beta_bias(agent)
                 rec["mc_bias"] = b
-                if t >= warmup:
+                if regular and t >= warmup:
                     agent.update_beta(b)
+            rec["beta_event"] = np.full(agent.S, float(regular))
             rec["beta"] = agent.beta.copy()
             rec["alpha"] = agent.alpha.cpu().numpy().copy()
             log.steps.append(t + 1)
