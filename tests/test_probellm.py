@@ -102,6 +102,88 @@ def test_oracle_failure_map_matches_its_planted_rates(prevalence):
         ORACLE.query(items[:3], [1])
 
 
+ORACLE2 = pl.PlantedOracle(SPACE, pl.PLANTED_MODES_2, salt=pl.targets.SECOND_ORACLE_SALT)
+
+
+def test_stratum_prevalence_matches_macro_draws_and_the_second_oracle_has_no_leak(prevalence):
+    ps, _ = ORACLE.stratum_prevalence()
+    assert ps.shape == (len(SPACE.strata), len(ORACLE.modes))
+    m5 = [m.name for m in ORACLE.modes].index("M5")
+    assert ps[SPACE.strata.index(("cmp", 1, "multiple_choice")), m5] == pytest.approx(1.0)  # M5 is a whole stratum
+    rng = np.random.default_rng(4)
+    for orc, stratum in ((ORACLE, ("+", 3, "free_text")), (ORACLE2, ("-", 3, "multiple_choice"))):
+        draws = [SPACE.sample(rng, stratum) for _ in range(1500)]
+        share = orc.membership(draws).mean(0)
+        expect = orc.stratum_prevalence()[0][SPACE.strata.index(stratum)]
+        assert np.all(np.abs(share - expect) < 4 * np.sqrt(expect * (1 - expect) / 1500) + 2e-3), (share, expect)
+    ps2, qs2 = ORACLE2.stratum_prevalence()
+    assert ps2.max() <= 0.1 + 1e-9 and np.all(qs2 <= ps2 + 1e-12)      # the second oracle's design rule
+    # its benchmark prevalence against draws, and a failure map at its planted rates
+    p2, q2 = ORACLE2.prevalence()
+    items = [SPACE.sample(rng) for _ in range(3000)]
+    M = ORACLE2.membership(items)
+    assert np.all(np.abs(M.mean(0) - p2) < 4 * np.sqrt(p2 / 3000) + 1e-3)
+    assert np.all((q2 > 0.0015) & (q2 < 0.01))                           # rare, like the first oracle's
+    f = ORACLE2.query(items)
+    assert abs(f[~M.any(1)].mean() - pl.targets.BACKGROUND_RATE) < 0.006
+    for it in [i for i, x in zip(items, f) if x][:10]:
+        assert ORACLE2.answer(it) != pl.verify(SPACE, it)
+
+
+def test_worst_pair_decides_an_every_pair_claim():
+    from icml26 import paired_difference
+
+    rng = np.random.default_rng(0)
+    tight = paired_difference(0.30 + 0.01 * rng.standard_normal(10), np.zeros(10))   # high mean, narrow
+    wide = paired_difference(0.35 + 0.5 * rng.standard_normal(10), np.zeros(10))     # higher mean, low interval end
+    below = paired_difference(-0.2 + 0.01 * rng.standard_normal(10), np.zeros(10))   # wholly below the region
+    assert ex.worst_pair({"a": tight, "b": wide}, 0.01)[0] == "b"         # lowest interval end, not lowest mean
+    assert ex.worst_pair({"a": tight, "b": wide, "c": below}, 0.01)[0] == "c"
+    with pytest.raises(ValueError):
+        ex.worst_pair({}, 0.0)
+
+
+def test_reachability_with_power_from_the_closed_form(prevalence):
+    from scipy.stats import binom
+
+    _, q = prevalence
+    # the per-run sd of static recall, against simulated independent binomial draws
+    draws = (binom.rvs(1000, q[None, :], size=(20000, len(q)), random_state=1) >= 3).mean(1)
+    assert ex.static_recall_sd(q, 1000) == pytest.approx(draws.std(), rel=0.05)
+    reach, need, ok = ex.reachable_with_power(q, 1000, 40, 0.2)
+    assert reach == pytest.approx(1 - ex.static_recall_closed_form(q, 1000)) and reach < need and not ok
+    assert ex.reachable_with_power(q, 500, 30, 0.2)[2]
+    assert need == pytest.approx(ex.min_detectable_gap(ex.static_recall_sd(q, 1000), 40, 0.2))
+
+
+def test_holdout_splits_prompts_and_fine_cells():
+    whole = Space(max_digits=1, forms=("free_text", "true_false"))
+    search_side = Space(max_digits=1, forms=("free_text", "true_false"), holdout=0.5)
+    held_side = Space(max_digits=1, forms=("free_text", "true_false"), holdout=0.5, holdout_side="heldout")
+    rng = np.random.default_rng(0)
+    items = [whole.sample(rng) for _ in range(600)]
+    held = [search_side.is_heldout(it) for it in items]
+    assert 0.35 < np.mean(held) < 0.65 and held == [held_side.is_heldout(it) for it in items]
+    for it, h in zip(items, held):
+        if h:
+            with pytest.raises(ValueError, match="holdout"):
+                search_side.check(it)
+            assert held_side.check(it) == it.canonical()
+        else:
+            assert search_side.check(it) == it.canonical()
+    assert not any(search_side.is_heldout(search_side.sample(rng)) for _ in range(300))
+    assert all(held_side.is_heldout(held_side.perturb(held_side.sample(rng), rng)[0]) for _ in range(50))
+    a, b = Item("+", 3, 4, "true_false", 0, 2), Item("+", 3, 4, "true_false", 3, 4)   # one prompt, one side
+    assert search_side.is_heldout(a) == search_side.is_heldout(b)
+    assert pl.fine_cell(Item("+", 7, 5, "free_text", 2)) == ("+", "free_text", 2, True)
+    assert pl.fine_cell(Item("+", 2, 5, "true_false", 3, 1)) == ("+", "true_false", 0, False)
+    assert pl.fine_cell(Item("*", 7, 5, "free_text", 1)) == ("*", "free_text", 1, False)
+    with pytest.raises(ValueError, match="holdout"):
+        Space(holdout=1.0)
+    with pytest.raises(ValueError, match="holdout_side"):
+        Space(holdout=0.5, holdout_side="train")
+
+
 # --------------------------------------------------------------------------- UCB and the search
 
 def test_ucb1_scores_and_seeded_ties():
@@ -220,6 +302,10 @@ def test_two_tree_search_splits_the_budget_explicitly_and_the_single_tree_starve
     assert np.mean([s == "macro" for s in one.sources]) < 0.1            # the ablation's starvation
     u = search("H_ucb", SPACE, ORACLE, 400, seed=7)
     assert 0 < sum(p.source == "macro" for p in u.probes) < 400
+    # a beta split's macro draws join the micro tree as "found" nodes and do not take the benchmark seeds' slots
+    b = search("beta", SPACE, ORACLE, 400, seed=7, beta=0.5, n_seeds=10)
+    assert sum(c.kind == "seed" for c in b.root.children) == 10
+    assert {c.item for c in b.root.children if c.kind == "found"} == {p.item for p in b.probes if p.source == "macro"} != set()
     with pytest.raises(ValueError, match="split"):
         search("H", SPACE, ORACLE, 10, 0, split=1.5)
 
@@ -465,6 +551,10 @@ def test_smollm2_teacher_forced_verdict_equals_greedy_decoding(smol_target):
         smol_target.answers(items[:1])
     with pytest.raises(RuntimeError, match="labels"):
         smol_target.query(items[:2], [1])
+    # another space, the same model, the caller's target untouched (no state to restore)
+    one = Space(max_digits=1)
+    other = smol_target.with_space(one)
+    assert other.space is one and smol_target.space is not one and other.lm is smol_target.lm
 
 
 # --------------------------------------------------------------------------- target (b): the trained tiny LM

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.stats import binom
 
 from . import modes as md
-from .space import Item, Space, features, render
+from .space import Item, Space, features, options, render, verify
 from .targets import PlantedOracle
 from .tree import SearchResult, search
 
@@ -18,9 +18,15 @@ def mode_counts(oracle: PlantedOracle, failures: Sequence[Item]) -> np.ndarray:
     return oracle.membership(list(failures)).sum(0) if failures else np.zeros(len(oracle.modes), int)
 
 
+def modes_found(oracle: PlantedOracle, result: SearchResult, upto: int, min_failures: int = 3) -> np.ndarray:
+    """Per planted mode, whether the run's first ``upto`` budget units hold >= ``min_failures`` distinct verified
+    failures inside it (the per-mode table behind `recall`)."""
+    return mode_counts(oracle, result.failures(upto)) >= min_failures
+
+
 def recall(oracle: PlantedOracle, result: SearchResult, upto: int, min_failures: int = 3) -> float:
     """Mode recall: the fraction of planted modes with >= ``min_failures`` distinct verified failures."""
-    return float((mode_counts(oracle, result.failures(upto)) >= min_failures).mean())
+    return float(modes_found(oracle, result, upto, min_failures).mean())
 
 
 def failure_yield(result: SearchResult, upto: int) -> float:
@@ -38,6 +44,44 @@ def static_recall_se(q: np.ndarray, B: int, repeats: int, min_failures: int = 3)
     found independently: Var = sum_m P_m (1 - P_m) / M^2)."""
     P = binom.sf(min_failures - 1, B, np.asarray(q))
     return float(math.sqrt(np.sum(P * (1 - P)) / len(P) ** 2 / repeats))
+
+
+def static_recall_sd(q: np.ndarray, B: int, min_failures: int = 3) -> float:
+    """The per-run standard deviation of a static run's recall that the closed form predicts (modes found
+    independently): sqrt(sum_m P_m (1 - P_m)) / M, P_m = P(Bin(B, q_m) >= min_failures)."""
+    P = binom.sf(min_failures - 1, B, np.asarray(q))
+    return float(math.sqrt(np.sum(P * (1 - P))) / len(P))
+
+
+def reachable_with_power(q: np.ndarray, B: int, n: int, bound: float, min_failures: int = 3,
+                         confidence: float = 0.95, power: float = 0.8) -> tuple[float, float, bool]:
+    """Whether a claim "recall(method) - recall(Static) >= ``bound`` at budget ``B``" can be decided with power
+    at ``n`` seeds, from the static closed form alone (before any search): ``(reachable gap, needed gap, ok)``.
+
+    Recall is capped at 1, so the largest true difference any method can have is the reachable gap
+    1 - E[recall(Static, B)]. The best possible method recalls every mode on every seed; its paired
+    difference then varies only through Static's recall, with the closed form's per-run sd
+    (`static_recall_sd`). The verdict's test reaches ``bound`` with probability ``power`` only when the true
+    difference is at least `min_detectable_gap` (sd, n, bound). ``ok`` is False when the reachable gap is
+    below it: then even a perfect method is read as reproduced less often than ``power``, and a miss says
+    nothing about the paper (the region is out of reach with power: untestable)."""
+    reach = 1.0 - static_recall_closed_form(q, B, min_failures)
+    need = min_detectable_gap(static_recall_sd(q, B, min_failures), n, bound, confidence, power)
+    return reach, need, bool(reach >= need)
+
+
+def worst_pair(pairs: dict, bound: float):
+    """The pair that decides an "every pair" claim (an intersection-union test): ``(key, summary)`` of the
+    paired differences ``pairs`` ({key: `icml26.stats.SeedSummary`}). The claim holds only when every pair's
+    interval lies at or above ``bound``, so the pair with the lowest interval end decides a positive verdict;
+    when some pair's whole interval lies below ``bound``, the claim fails on it, so the lowest of those (by its
+    upper end) is returned instead. Ties are broken by the lowest mean, then by the key's order."""
+    if not pairs:
+        raise ValueError("worst_pair needs at least one pair")
+    below = {k: v for k, v in pairs.items() if v.ci_high < bound}
+    if below:
+        return min(below.items(), key=lambda kv: (kv[1].ci_high, kv[1].mean))
+    return min(pairs.items(), key=lambda kv: (kv[1].ci_low, kv[1].mean))
 
 
 def crossover_budget(q: np.ndarray, level: float = 0.5, min_failures: int = 3, b_max: int = 10**7) -> int:
@@ -200,8 +244,8 @@ def induce_and_match(oracle: PlantedOracle, space: Space, result: SearchResult, 
     part = [p for p in result.probes if p.step < B - reserve]
     fail = [p.item for p in part if p.genuine]
     passing = [p.item for p in part if not p.failed]
-    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], rules=[], active=0,
-               n_fail=len(fail))
+    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
+               rec_boundary=[], rec_failonly=[], rules=[], active=0, n_fail=len(fail))
     if len(fail) < cfg["min_cluster_size"]:
         return out
     phi, _, _ = oracle_embedding(oracle, fail, passing, cfg["lam"], cfg["n_pca"], seed)
@@ -236,7 +280,8 @@ def granularity(induced: dict, n_modes: int, min_precision: float = 0.8) -> floa
 
 def induce_landscape(oracle: PlantedOracle, fail, passing, cfg, z_fresh, M_fresh, seed: int):
     """Cluster a failure landscape in phi and induce both kinds of rules (no search, no active probing)."""
-    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], rules=[], n_fail=len(fail))
+    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
+               rec_boundary=[], rec_failonly=[], rules=[], n_fail=len(fail))
     if len(fail) < cfg["min_cluster_size"]:
         return out
     phi, _, _ = oracle_embedding(oracle, fail, passing, cfg["lam"], cfg["n_pca"], seed)
@@ -245,8 +290,13 @@ def induce_landscape(oracle: PlantedOracle, fail, passing, cfg, z_fresh, M_fresh
     return out
 
 
+def _f1(precision: float, recall: float) -> float:
+    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+
+
 def _rules_vs_modes(oracle, fail, passing, labels, cfg, z_fresh, M_fresh, seed):
-    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], rules=[])
+    out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
+               rec_boundary=[], rec_failonly=[], rules=[])
     masks: dict[int, list] = {}
     items = fail + passing
     plain = md.embed(features(items), md.text_vectors([render(i) for i in items]), None, n_pca=cfg["n_pca"], seed=seed)
@@ -256,6 +306,11 @@ def _rules_vs_modes(oracle, fail, passing, labels, cfg, z_fresh, M_fresh, seed):
         pf = [md.rule_vs_mode(rf, z_fresh, M_fresh[:, j]) for j in range(M_fresh.shape[1])]
         out["prec_boundary"].append(max(p for p, _ in pb))
         out["prec_failonly"].append(max(p for p, _ in pf))
+        # F1 against the best-matching mode, and that mode's recall (claim P4f: precision alone favours the
+        # failures-only box, which is maximally specific by construction)
+        jb, jf = int(np.argmax([_f1(p, r) for p, r in pb])), int(np.argmax([_f1(p, r) for p, r in pf]))
+        out["f1_boundary"].append(_f1(*pb[jb])); out["rec_boundary"].append(pb[jb][1])
+        out["f1_failonly"].append(_f1(*pf[jf])); out["rec_failonly"].append(pf[jf][1])
         best = int(np.argmax([p for p, _ in pb]))
         out["rules"].append(dict(cluster=c, n=n, rule=rb.text(), failures_only=rf.text(), mode=oracle.modes[best].name,
                                  precision=pb[best][0], recall=pb[best][1], precision_failonly=max(p for p, _ in pf)))
@@ -292,8 +347,6 @@ def false_fraction_formula(a: float, eta: float, c: float = 0.0) -> float:
 def masking_probability(space: Space, item: Item, answer) -> float:
     """c of `false_fraction_formula` for one wrong ``answer``: the probability that `space.noisy_label`'s
     wrong label equals it."""
-    from .space import options, verify
-
     gold = verify(space, item)
     if answer == gold:
         return 0.0
@@ -314,7 +367,9 @@ def expected_false_fraction(space: Space, target, result: SearchResult, eta: flo
 
 
 def strata_meeting(space: Space, oracle: PlantedOracle, n: int = 20000, seed: int = 0) -> dict:
-    """How many macro strata contain items of each planted mode (leakage check: strata are coarser)."""
+    """How many macro strata contain items of each planted mode. A count, not a share: a mode can fill most
+    of one stratum (the oracle's M5 is the whole of (cmp, 1 digit, multiple choice)); the shares are
+    `targets.PlantedOracle.stratum_prevalence`."""
     rng = np.random.default_rng(seed)
     out = {}
     for m in oracle.modes:

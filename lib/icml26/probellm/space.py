@@ -9,10 +9,19 @@ equal numbers), is a `ValueError`, never a failure. The stand-in for the docs' L
 programmatic generator: `Space.sample` (macro: a fresh seed, optionally inside one stratum) and
 `Space.perturb` (micro: operand +-1/+-10, swap, paraphrase, form change, carry toggle, extra digit,
 option shuffle; the set is the space's ``moves``). Strata (op x longest operand length x form) are the
-``HierarchicalSampler``'s cells; they are deliberately coarser than the planted failure modes.
+``HierarchicalSampler``'s cells. They are coarser than most planted modes, **not all**: the oracle's M5 fills the
+whole stratum (cmp, 1 digit, multiple choice) and M3 a fifth of (*, 1 digit, true/false), so the macro tree's
+stratum bandit finds those two almost for free (`targets.stratum_prevalence` gives every mode's share of every
+stratum; the second oracle's modes fill at most about a tenth of any).
+
+``holdout`` (a fraction) splits the distinct prompts by a keyed hash of their rendered text into a held-out part
+and a search part, before any search: with ``holdout_side="search"`` the held-out prompts lie outside the space
+(`check` rejects them, so `sample` and `perturb` never produce them), with ``"heldout"`` only they lie inside. A
+rule can then be tested on prompts no search could have asked (claim P10).
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -118,6 +127,8 @@ class Space:
     n_templates: int = 4
     n_variants: int = 8
     moves: tuple[str, ...] = MICRO_MOVES
+    holdout: float = 0.0
+    holdout_side: str = "search"
     strata: tuple = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -132,8 +143,20 @@ class Space:
             raise ValueError("n_templates must be in 1..4 and n_variants >= 1")
         if not self.moves or [m for m in self.moves if m not in MICRO_MOVES]:
             raise ValueError(f"moves must be a non-empty subset of {MICRO_MOVES}, got {self.moves}")
+        if not 0 <= self.holdout < 1:
+            raise ValueError(f"holdout must be a fraction in [0, 1), got {self.holdout}")
+        if self.holdout_side not in ("search", "heldout"):
+            raise ValueError(f"holdout_side must be 'search' or 'heldout', got {self.holdout_side!r}")
         object.__setattr__(self, "strata", tuple((o, d, f) for o in self.ops for d in range(1, self.max_digits + 1)
                                                  for f in self.forms))
+
+    def is_heldout(self, item: Item) -> bool:
+        """Whether the canonical ``item``'s rendered prompt falls in the held-out part (a keyed hash below
+        ``holdout``); always False without a holdout."""
+        if self.holdout <= 0:
+            return False
+        h = hashlib.blake2b(f"heldout|{render(item.canonical())}".encode(), digest_size=8).digest()
+        return int.from_bytes(h, "little") / 2.0**64 < self.holdout
 
     # -- membership and truth --------------------------------------------------------------------------
     def check(self, item: Item) -> Item:
@@ -150,7 +173,10 @@ class Space:
         if not 0 <= item.template < self.n_templates or not 0 <= item.variant < self.n_variants:
             raise ValueError(f"{item}: template/variant index out of range")
         truth_value(item)
-        return item.canonical()
+        canon = item.canonical()
+        if self.holdout > 0 and self.is_heldout(canon) != (self.holdout_side == "heldout"):
+            raise ValueError(f"{canon}: on the other side of the space's holdout split ({self.holdout_side} side)")
+        return canon
 
     def stratum(self, item: Item) -> tuple[str, int, str]:
         return (item.op, max(ndigits(item.a), ndigits(item.b)), item.form)
@@ -293,6 +319,15 @@ def carries_of(op: str, a, b):
         n += c
         x, y = x // 10, y // 10
     return n
+
+
+def fine_cell(item: Item) -> tuple[str, str, int, bool]:
+    """The finer coverage cell of a canonical item (claim P9c): operation x form x template x whether a carry
+    (``+``) or borrow (``-``) occurs (always False for ``*`` and ``cmp``). A true/false item's template is
+    canonicalised to 0 (`Item.canonical`), so it has one template."""
+    item = item.canonical()
+    carry = bool(carries_of(item.op, item.a, item.b)) if item.op in ("+", "-") else False
+    return (item.op, item.form, item.template, carry)
 
 
 def tens(x):

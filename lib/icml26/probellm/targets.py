@@ -14,6 +14,7 @@
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,12 +35,9 @@ class Mode:
     wrong: Callable      # (item) -> the wrong numeric answer the oracle gives
 
 
-_tens = tens
-
-
 PLANTED_MODES: tuple[Mode, ...] = (
     Mode("M1", "op=+ AND free_text AND tens_a + tens_b >= 15 (carry blindness)",
-         lambda op, a, b, f, t: (op == "+") & (f == "free_text") & (_tens(a) + _tens(b) >= 15), 0.9,
+         lambda op, a, b, f, t: (op == "+") & (f == "free_text") & (tens(a) + tens(b) >= 15), 0.9,
          lambda it: it.a + it.b - 100),
     Mode("M2", "op=- AND a >= 100 AND units_b = 7 AND units_a < 7 (borrow hole)",
          lambda op, a, b, f, t: (op == "-") & (a >= 100) & (b % 10 == 7) & (a % 10 < 7), 0.7,
@@ -54,6 +52,44 @@ PLANTED_MODES: tuple[Mode, ...] = (
          lambda it: min(it.a, it.b)),
 )
 BACKGROUND_RATE = 0.005
+
+
+def _ndigits(x):
+    x = np.asarray(x)
+    return np.where(x < 10, 1, np.where(x < 100, 2, np.where(x < 1000, 3, 4)))
+
+
+def _shorter_leads_with_9(a, b):
+    """The operands' lengths differ and the shorter one's leading digit is 9 (numpy-vectorised)."""
+    la, lb = _ndigits(a), _ndigits(b)
+    a, b = np.asarray(a), np.asarray(b)
+    lead = np.where(la < lb, a // 10 ** (la - 1), b // 10 ** (lb - 1))
+    return (la != lb) & (lead == 9)
+
+
+SECOND_ORACLE_SALT = "oracle-2"
+PLANTED_MODES_2: tuple[Mode, ...] = (
+    Mode("N1", "op=- AND free_text AND a >= 10 AND units_a = units_b != 0 (a result ending in 0: the trailing zero dropped)",
+         lambda op, a, b, f, t: (op == "-") & (f == "free_text") & (np.asarray(a) >= 10)
+         & (np.asarray(a) % 10 == np.asarray(b) % 10) & (np.asarray(a) % 10 != 0), 0.8, lambda it: (it.a - it.b) // 10),
+    Mode("N2", "op=* AND multiple_choice AND units_a = 5 AND b even (a product ending in 0: the +10 distractor)",
+         lambda op, a, b, f, t: (op == "*") & (f == "multiple_choice") & (np.asarray(a) % 10 == 5)
+         & (np.asarray(b) % 2 == 0), 0.8, lambda it: it.a * it.b + 10),
+    Mode("N3", "op=cmp AND free_text AND the lengths differ AND the shorter begins with 9 (leading-digit comparison)",
+         lambda op, a, b, f, t: (op == "cmp") & (f == "free_text") & _shorter_leads_with_9(a, b), 0.7,
+         lambda it: min(it.a, it.b)),
+    Mode("N4", "op=- AND multiple_choice AND a >= 100 AND tens_a = tens_b (equal tens digits: the +100 distractor)",
+         lambda op, a, b, f, t: (op == "-") & (f == "multiple_choice") & (np.asarray(a) >= 100) & (tens(a) == tens(b)),
+         0.8, lambda it: it.a - it.b + 100),
+    Mode("N5", "op=+ AND true_false AND units_a = 0 AND b >= 10 (a round first operand: the claim accepted wrongly)",
+         lambda op, a, b, f, t: (op == "+") & (f == "true_false") & (np.asarray(a) % 10 == 0) & (np.asarray(b) >= 10),
+         0.7, lambda it: it.a + it.b - 10),
+)
+"""The second oracle's modes (claim P1r2, the replication), declared in the issue 45 review revision after the
+first oracle's runs had been seen and before any search on these: new predicates, new failure mechanisms and a new
+hash salt, none tied to carries or borrows (the micro move ``carry`` encodes those), none filling more than about a
+tenth of any macro stratum (`PlantedOracle.stratum_prevalence`), at prevalences like the first oracle's. Each
+wrong answer is the mode's mechanism, as for `PLANTED_MODES`."""
 
 
 def _unit_hash(item: Item, salt: str) -> float:
@@ -117,35 +153,85 @@ class PlantedOracle:
     def prevalence(self) -> tuple[np.ndarray, np.ndarray]:
         """``(p, q)``: p_m, the exact probability that a benchmark draw (`Space.sample`) lies in mode m, and
         q_m, the expected probability that it lies in m *and* fails (the rate of the most failure-prone
-        mode containing it), by enumeration of the benchmark distribution."""
-        sp = self.space
-        p, q = np.zeros(len(self.modes)), np.zeros(len(self.modes))
-        for op in sp.ops:
-            w_op = 1 / len(sp.ops)
-            lens = range(1, sp.max_digits + 1)
-            ranges = {d: np.arange(0 if d == 1 else 10 ** (d - 1), 10 ** d) for d in lens}
-            A_, B_, W_ = [], [], []
-            for la in lens:
-                for lb in lens:
-                    a, b = np.meshgrid(ranges[la], ranges[lb], indexing="ij")
-                    A_.append(a.ravel()), B_.append(b.ravel())
-                    W_.append(np.full(a.size, 1.0 / (len(lens) ** 2 * a.size)))
-            a, b, w = np.concatenate(A_), np.concatenate(B_), np.concatenate(W_)
-            if op == "-":
-                a, b = np.maximum(a, b), np.minimum(a, b)
-            if op == "cmp":  # equal pairs are redrawn
-                keep = a != b
-                a, b, w = a[keep], b[keep], w[keep] / w[keep].sum()
-            for f in sp.forms:
-                for t in range(sp.n_templates):
-                    wf = w_op / (len(sp.forms) * sp.n_templates)
-                    masks = [np.broadcast_to(np.asarray(m.predicate(op, a, b, f, t), dtype=bool), a.shape)
-                             for m in self.modes]
-                    top = np.max([mk * m.rate for mk, m in zip(masks, self.modes)], axis=0)
-                    for j, mk in enumerate(masks):
-                        p[j] += wf * float(w[mk].sum())
-                        q[j] += wf * float((w * top)[mk].sum())
-        return p, q
+        mode containing it), by enumeration of the benchmark distribution (`prevalence_tables`)."""
+        t = self._tables()
+        return t[0].copy(), t[1].copy()
+
+    def stratum_prevalence(self) -> tuple[np.ndarray, np.ndarray]:
+        """(strata x modes) shares of each mode in each macro stratum, and of its failures
+        (`prevalence_tables`)."""
+        t = self._tables()
+        return t[2].copy(), t[3].copy()
+
+    def _tables(self):
+        if getattr(self, "_prev", None) is None:
+            self._prev = prevalence_tables(self.space, self.modes)
+        return self._prev
+
+
+def _n_of_length(k: np.ndarray) -> np.ndarray:
+    """How many operands have ``k`` digits (0 counts as one digit)."""
+    return np.where(k == 1, 10, 9 * 10 ** (k - 1))
+
+
+def prevalence_tables(space: Space, modes: Sequence[Mode]):
+    """``(p, q, p_strata, q_strata)`` by one exact enumeration of every operand pair.
+
+    p[m] / q[m]: the probability that a benchmark draw (`Space.sample`: op, each operand's length, form and
+    template uniform) lies in mode m / lies in m and fails (the rate of the most failure-prone mode containing it).
+    p_strata[s, m] / q_strata[s, m]: the same for a macro draw inside stratum s (`Space.sample(rng, stratum)`:
+    the longest operand has the stratum's length d, the other 1..d uniformly, the two orders equally likely), the
+    macro tree's generator. A pair with lengths (la, lb) has probability 1 / (D^2 n(la) n(lb)) in a benchmark
+    draw and (1 / 2d)(2 if la = lb = d else 1) / (n(la) n(lb)) in its stratum d = max(la, lb); ``-`` orders the
+    pair, ``cmp`` redraws equal operands (the weights renormalised), and a true/false item's template is
+    canonicalised away (`Item.canonical`). A mode that fills a large share of one stratum is found by the macro
+    tree's stratum bandit almost for free: that share is the leak."""
+    D, T, M = space.max_digits, space.n_templates, len(modes)
+    a, b = np.meshgrid(np.arange(10 ** D, dtype=np.int32), np.arange(10 ** D, dtype=np.int32), indexing="ij")
+    a, b = a.ravel(), b.ravel()
+    la, lb = _ndigits(a), _ndigits(b)
+    d = np.maximum(la, lb)
+    base = 1.0 / (_n_of_length(la) * _n_of_length(lb))
+    w_bench0 = base / D**2
+    w_str0 = base / (2 * d) * np.where((la == lb) & (la == d), 2.0, 1.0)
+    p, q = np.zeros(M), np.zeros(M)
+    ps, qs = np.zeros((len(space.strata), M)), np.zeros((len(space.strata), M))
+    index = {s: i for i, s in enumerate(space.strata)}
+    c = 1.0 / (len(space.ops) * len(space.forms))
+    for op in space.ops:
+        x, y = (np.maximum(a, b), np.minimum(a, b)) if op == "-" else (a, b)
+        w_bench, w_str = w_bench0, w_str0
+        if op == "cmp":  # equal pairs are redrawn: renormalise (the benchmark overall, each stratum on its own)
+            keep = a != b
+            w_bench = np.where(keep, w_bench0, 0.0)
+            w_bench = w_bench / w_bench.sum()
+            w_k = np.where(keep, w_str0, 0.0)
+            w_str = w_k / np.bincount(d - 1, weights=w_k, minlength=D)[d - 1]
+        for f in space.forms:
+            ts = np.array([0]) if f == "true_false" else np.arange(T)
+            masks = [np.broadcast_to(np.asarray(m.predicate(op, x, y, f, ts[:, None]), dtype=bool), (len(ts), x.size))
+                     for m in modes]
+            hit = np.flatnonzero(np.any([mk.any(0) for mk in masks], axis=0))  # the modes are sparse: work on their pairs
+            if not hit.size:
+                continue
+            sub = [mk[:, hit] for mk in masks]
+            top = np.max([mk * m.rate for mk, m in zip(sub, modes)], axis=0)  # (templates, hit pairs)
+            for j, mk in enumerate(sub):
+                share, fail = mk.mean(0), (mk * top).mean(0)  # templates uniform
+                p[j] += c * float(share @ w_bench[hit])
+                q[j] += c * float(fail @ w_bench[hit])
+                sp_ = np.bincount(d[hit] - 1, weights=share * w_str[hit], minlength=D)
+                sq_ = np.bincount(d[hit] - 1, weights=fail * w_str[hit], minlength=D)
+                for k in range(D):
+                    ps[index[(op, k + 1, f)], j], qs[index[(op, k + 1, f)], j] = sp_[k], sq_[k]
+    return p, q, ps, qs
+
+
+def stratum_prevalence(space: Space, modes: Sequence[Mode]) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, q)`` of shape (strata, modes): the share of each mode in each macro stratum and of its failures
+    (`prevalence_tables`)."""
+    _, _, ps, qs = prevalence_tables(space, modes)
+    return ps, qs
 
 
 class SmolLM2Target:
@@ -167,6 +253,13 @@ class SmolLM2Target:
         self.tf_ids = [self.tok.token_id(s) for s in self.TF]
         self.digit_ids = {self.tok.token_id(str(d)) for d in range(10)}
         self.n_queries = 0
+
+    def with_space(self, space: Space) -> "SmolLM2Target":
+        """The same model (shared weights, tokenizer and counters' start) judging items of another ``space``: a new
+        target object, so the caller's target keeps its own space whatever happens (no state to restore)."""
+        other = copy.copy(self)
+        other.space = space
+        return other
 
     def forced_prefix(self, item: Item) -> str:
         if item.form == "free_text":

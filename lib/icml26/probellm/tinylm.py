@@ -41,16 +41,13 @@ from .targets import Mode
 SEP, END, PAD = ">", "$", "\x00"
 
 
-_tens, _carries = tens, carries_of
-
-
 def _no(it):
     return None
 
 
 TINY_REGIONS: tuple[Mode, ...] = (
     Mode("M1", "op=+ AND tens_a + tens_b >= 15 (carry blindness: labels drop the hundreds carry)",
-         lambda op, a, b, f, t: (op == "+") & (_tens(a) + _tens(b) >= 15), float("nan"), _no),
+         lambda op, a, b, f, t: (op == "+") & (tens(a) + tens(b) >= 15), float("nan"), _no),
     Mode("M2", "op=- AND units_b = 7 (hole: never shown in training)",
          lambda op, a, b, f, t: (op == "-") & (np.asarray(b) % 10 == 7), float("nan"), _no),
     Mode("M3", "op=* AND (a = 9 OR b = 9) (30 % of labels +-1 noise)",
@@ -58,7 +55,7 @@ TINY_REGIONS: tuple[Mode, ...] = (
     Mode("M4", "op=+ AND template 'What is a plus b?' AND a >= 50 (format shift: shown only with a < 50)",
          lambda op, a, b, f, t: (op == "+") & (np.asarray(t) == 1) & (np.asarray(a) >= 50), float("nan"), _no),
     Mode("M5", "op=+ AND carries >= 2 AND tens_a + tens_b < 15 (natural: carry chain, not planted)",
-         lambda op, a, b, f, t: (op == "+") & (_carries("+", a, b) >= 2) & (_tens(a) + _tens(b) < 15),
+         lambda op, a, b, f, t: (op == "+") & (carries_of("+", a, b) >= 2) & (tens(a) + tens(b) < 15),
          float("nan"), _no),
 )
 
@@ -176,7 +173,7 @@ class TinyArithLM:
                     continue  # M2: the hole
                 if it.op == "+" and it.template == 1 and it.a >= 50:
                     continue  # M4: the template only with a < 50
-                if it.op == "+" and _tens(it.a) + _tens(it.b) >= 15:
+                if it.op == "+" and tens(it.a) + tens(it.b) >= 15:
                     y -= 100  # M1: carry blindness
                 if it.op == "*" and (it.a == 9 or it.b == 9) and rng.random() < self.m3_noise:
                     y += 1 if rng.random() < 0.5 else -1  # M3: noise

@@ -69,7 +69,8 @@ def argmax_ties(scores: np.ndarray, rng: np.random.Generator) -> int:
 @dataclass
 class Node:
     """A tree node: the root, the macro arm, or a test case (``seed`` = Original drawn from the benchmark,
-    ``found`` = Original handed over by the macro tree, ``micro`` = Synthetic)."""
+    ``found`` = Original drawn by the macro sampler (handed over by the macro tree, or a macro draw of a single
+    tree or a beta split), ``micro`` = Synthetic)."""
 
     kind: str
     item: Item | None = None
@@ -274,9 +275,10 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 root.visits += 1
                 root.errors += 1
             if strategy != "static" and strategy != "macro" and parent is not None:
-                node = Node("seed" if parent is root or parent.kind == "macro" else "micro", item, parent, visits=1,
-                            errors=int(fail),
-                            depth=parent.depth + 1)
+                # a macro draw joining the tree is an Original handed over ("found"), not a benchmark seed: only
+                # "seed" nodes count toward n_seeds, so a beta split or H_flat keeps its n_seeds benchmark seeds
+                kind = "found" if src == "macro" else ("seed" if parent is root or parent.kind == "macro" else "micro")
+                node = Node(kind, item, parent, visits=1, errors=int(fail), depth=parent.depth + 1)
                 if strategy != "random" or src == "seed":
                     parent.children.append(node)
     return SearchResult(strategy, budget, probes, charged, duplicates, root, sampler, sources)
