@@ -15,6 +15,16 @@ from icml26.icr import (PRESETS, AUG_LEVELS, EDMDenoiser, augment, class_agreeme
                         views_needed)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """One torch thread, as the chapter computes (`icml26.chapter.pin_threads`), restored afterwards: on a busy 2-core
+    machine a second OpenMP thread made these tiny networks about 20x slower (20 training steps: 29 s against 1.2 s)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def gaussian_views(n, v, d, seed=0, scale_s=2.0):
     """h_iv = s_i + xi_iv with known population covariances."""
     rng = np.random.default_rng(seed)
@@ -287,15 +297,16 @@ from icml26.icr import (Trajectory, alignment, dip, early_stop_gain, energy_grow
                         spearman, stop_room, two_view_icr, window_contrast, window_distance)
 
 
-def _traj(icr_curve, memo, heldout, steps=None, align=None, ts=None, tx=None):
+def _traj(icr_curve, memo, heldout, steps=None, align=None, ts=None, tx=None, nn=None, align_raw=None):
     n = len(icr_curve)
     steps = np.arange(1, n + 1) * 10 if steps is None else np.asarray(steps)
     arr = lambda x, default: {"dec4": np.asarray(default if x is None else x, float)}  # noqa: E731
     return Trajectory(n_train=16, layers=("dec4",), steps=steps, images_seen=steps * 64, icr=arr(icr_curve, None),
                       trace_s=arr(ts, np.linspace(1, 2, n)), trace_xi=arr(tx, np.linspace(1, 3, n)),
                       alignment=arr(align, np.linspace(0.1, 0.3, n)), memo=np.asarray(memo, float),
-                      median_nn_ratio=np.ones(n), mean_nn_dist=np.ones(n), heldout=np.asarray(heldout, float),
-                      train_loss=np.ones(n), n_views=8)
+                      median_nn_ratio=np.ones(n) if nn is None else np.asarray(nn, float),
+                      heldout=np.asarray(heldout, float), train_loss=np.ones(n), n_views=8,
+                      alignment_raw=arr(align_raw, np.linspace(1.0, 3.0, n)))
 
 
 def test_window_distance_scores_boundaries_as_the_largest_distance():
@@ -366,6 +377,10 @@ def test_alignment_is_twice_the_residual_trace_of_normalised_features():
     two_view_xi = np.trace(decompose_two_view(h[:, 0], h[:, 1])[1])
     assert alignment(views) == pytest.approx(2 * two_view_xi, rel=2e-3)
     assert alignment(views) == pytest.approx(2 * normalised_traces(views)[1], rel=1e-6)  # V = 2: the same pieces
+    # Eq. 6 on raw features grows with feature expansion (the paper's reading of Fig. 10); normalised, it does not
+    raw = alignment(views, normalise=False)
+    assert raw == pytest.approx(float(((views[:, 0] - views[:, 1]) ** 2).sum(-1).mean()))
+    assert alignment(3 * views, normalise=False) == pytest.approx(9 * raw) and alignment(3 * views) == pytest.approx(alignment(views))
 
 
 def test_icr_sigma_curve_matches_the_sweep_on_the_same_images():
@@ -508,3 +523,81 @@ def test_gpu_variant_of_full_is_well_formed():
     assert max(gpu["limited_n"]) > max(cpu["limited_n"]) and max(gpu["limited_n"]) <= 1297
     assert all(gpu["channels"][1] <= n / 4 for n in gpu["limited_n"])
     assert all(gpu["limited_steps"][n] >= cpu["limited_steps"].get(n, 0) for n in gpu["limited_n"])
+
+
+def test_rise_until_stop_excess_and_random_index_distance():
+    from icml26.icr import random_index_distance, rise_until, stop_excess
+
+    steps = [10, 20, 40, 80, 160]
+    u = [0.6, 0.5, 0.45, 0.5, 0.6]
+    assert rise_until(steps, u, 160) == pytest.approx(0.15)                 # the U's right arm
+    assert rise_until(steps, u, 100) == pytest.approx(0.05)                 # read at equal training: up to step 80
+    assert rise_until(steps, [0.6, 0.5, 0.45, 0.4, 0.3], 160) == 0.0        # still falling: no rise
+    assert np.isnan(rise_until(steps, u, 15))                               # one checkpoint: nothing to compare
+    held = [3.0, 2.0, 1.0, 1.5, 2.0]
+    assert stop_excess(held, 2) == 0.0 and stop_excess(held, 4) == pytest.approx(1.0) and stop_excess(held, 0) == 2.0
+    assert random_index_distance(5, 2) == pytest.approx(6 / 5) and random_index_distance(5, 0) == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        stop_excess(held, 5)
+    with pytest.raises(ValueError):
+        random_index_distance(3, 3)
+
+
+def test_limited_stats_held_out_alignment_and_stopping_against_nulls():
+    icr_c = [0.6, 0.5, 0.4, 0.45, 0.5, 0.55]                                 # ICR minimum at index 2
+    held = [3, 2, 1.4, 1.5, 2, 2.5]                                         # held-out optimum at index 2
+    st = limited_stats(_traj(icr_c, [0, 0, 0, 0.05, 0.3, 0.6], held, nn=[0.8, 0.9, 0.95, 0.7, 0.4, 0.2]), "dec4", 0.1,
+                       n_gen=64)
+    assert (st["held_argmin"], st["held_gap"], st["held_gap_abs"]) == (2, 0, 0)
+    assert st["held_gap_null"] == pytest.approx(random_index_distance_ref(6, 2))
+    assert st["held_align_gap"] == 1 and st["nn_onset"] == 2 and st["nn_gap"] == 0
+    assert st["stop_diff"] == pytest.approx(1.0 - random_stop_gain(held)) and st["end_diff"] == pytest.approx(-random_stop_gain(held))
+    assert st["excess_icr"] == 0.0 and st["excess_end"] == pytest.approx(1.1 / 1.4) and st["excess_first"] == pytest.approx(1.6 / 1.4)
+    late = limited_stats(_traj([0.6, 0.5, 0.45, 0.4, 0.5, 0.55], [0] * 6, held), "dec4", 0.1)
+    assert late["held_gap"] == 1 and late["held_align_gap"] is None           # no rise measured without n_gen
+    edge = limited_stats(_traj(icr_c, [0, 0, 0, 0.05, 0.3, 0.6], [3, 2, 1.5, 1.4, 1.3, 1.2]), "dec4", 0.1, n_gen=64)
+    assert edge["held_align_gap"] == 0                                      # held-out optimum at the end: no alignment
+
+
+def random_index_distance_ref(n, t):
+    return sum(abs(k - t) for k in range(n)) / n
+
+
+def test_rich_stats_rise_window_and_raw_alignment():
+    icr_c = [0.8, 0.7, 0.65, 0.6, 0.62, 0.66]
+    held = [2.0, 1.5, 1.2, 1.1, 1.0, 0.95]                                   # still falling at the end
+    st = rich_stats(_traj(icr_c, [0] * 6, held, align_raw=[1, 2, 3, 4, 5, 6]), "dec4", late_from=30,
+                    icr_window=[0.9, 0.8, 0.7, 0.6, 0.55, 0.5])
+    assert st["rise"] == pytest.approx(0.06) and st["held_at_end"]
+    assert st["while_falling"] == pytest.approx(-st["with_loss"])             # one statistic while the loss falls throughout
+    assert st["align_raw_trend"] == pytest.approx(1.0) and st["late_window"] == pytest.approx(-1.0) and st["late"] > 0
+    assert np.isnan(rich_stats(_traj(icr_c, [0] * 6, held), "dec4", late_from=30)["late_window"])
+
+
+def test_binned_curve_and_features_reject_sigma_zero():
+    from icml26.icr import binned_curve
+
+    steps, vals = binned_curve(np.arange(100.0), n_bins=4)
+    assert steps.tolist() == [25, 50, 75, 100] and vals.tolist() == [12.0, 37.0, 62.0, 87.0]
+    with pytest.raises(ValueError):
+        binned_curve(np.arange(3.0), n_bins=4)
+    net = EDMDenoiser(0.75, (8, 16, 32))
+    with pytest.raises(ValueError, match="sigma > 0"):
+        net.features(torch.zeros(2, 1, 8, 8), 0.0)
+
+
+def test_training_trajectory_curve_states_and_window_remeasure():
+    from icml26.icr import training_trajectory, window_trajectory
+
+    split = load_digits_split()
+    x = split.pool_x[:24]
+    traj, run = training_trajectory(x, steps=12, checkpoints=[6, 12], channels=(8, 16, 32), batch_size=8, lr=2e-3,
+                                    ema_beta=0.9, sigma_fix=0.4, heldout_images=split.test_x[:16], layers=("dec4",),
+                                    n_views=2, n_gen=4, heun_steps=2, level=4, seed=1, keep_states=True, curve_points=6)
+    assert traj.steps.tolist() == [6, 12] and traj.curve_steps.tolist() == [2, 4, 6, 8, 10, 12]
+    assert traj.curve_heldout[[2, 5]] == pytest.approx(traj.heldout)         # the same loss at the shared steps
+    assert len(traj.states) == 2 and not torch.equal(traj.states[0]["net.inp.weight"], traj.states[1]["net.inp.weight"])
+    win = window_trajectory(traj.states, run.ema.sigma_data, (8, 16, 32), x, 0.4, layer="dec4", level=4, n_views=traj.n_views,
+                            seed=1)
+    np.testing.assert_allclose(win, traj.icr["dec4"], rtol=1e-10)          # same sigma, same draws: the same ICR
+    assert traj.alignment_raw["dec4"].shape == (2,) and len(traj.train_loss) == 2

@@ -15,8 +15,10 @@ brief ``papers/icr.md`` (Eq. 4: Fisher directions; Eq. 5: ICR; App. B.6: two-vie
 * claim metrics: :func:`window_distance`, :func:`dip`, :func:`window_contrast`, :func:`early_stop_gain`,
   :func:`random_stop_gain`, :func:`stop_room`, :func:`energy_growth`, :func:`memorisation_rise`,
   :func:`limited_stats`, :func:`rich_stats`, :func:`spearman`, :func:`saturation`, :func:`crossing_step`,
-  :func:`scaling_exponent`; theory: :func:`prop_d1_fixed_data`
-* experiments: :func:`sigma_sweep`, :func:`icr_sigma_curve`, :func:`training_trajectory`, :func:`estimator_robustness`, :func:`rich_task`,
+  :func:`scaling_exponent`, :func:`rise_until`, :func:`stop_excess`, :func:`random_index_distance`,
+  :func:`binned_curve`; theory: :func:`prop_d1_fixed_data`
+* experiments: :func:`sigma_sweep`, :func:`icr_sigma_curve`, :func:`training_trajectory`, :func:`window_trajectory`,
+  :func:`estimator_robustness`, :func:`rich_task`,
   :func:`limited_task`, :func:`run_tasks`, :data:`PRESETS`
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ from .experiments import (SigmaSweep, Trajectory, crossing_step, dip, early_stop
                           extract_views, icr_sigma_curve, icr_variants, limited_stats, limited_task, log_checkpoints,
                           memorisation_onset, memorisation_rise, pixel_views, random_stop_gain, rich_stats, rich_task,
                           run_tasks, saturation, scaling_exponent, sigma_sweep, spearman, stop_room, training_trajectory, two_view_icr, views_needed,
-                          window_contrast, window_distance)
+                          window_contrast, window_distance, rise_until, stop_excess, random_index_distance,
+                          window_trajectory, binned_curve)
 from .metrics import class_agreement_at_k, linear_probe, memorised_fraction, memorization_ratio, nn_distances
 from .model import LAYERS, EDMDenoiser, TinyUNet
 from .presets import PRESETS
@@ -50,5 +53,6 @@ __all__ = [
     "sigma_sweep", "trace_ratio", "train_edm", "training_subset", "training_trajectory", "views_needed",
     "dip", "early_stop_gain", "energy_growth", "limited_stats", "rich_stats", "spearman", "two_view_icr",
     "window_distance", "prop_d1_fixed_data", "icr_sigma_curve", "memorisation_rise", "random_stop_gain", "stop_room",
-    "window_contrast", "saturation", "crossing_step", "scaling_exponent",
+    "window_contrast", "saturation", "crossing_step", "scaling_exponent", "rise_until", "stop_excess",
+    "random_index_distance", "window_trajectory", "binned_curve",
 ]

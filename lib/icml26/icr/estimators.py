@@ -287,13 +287,17 @@ def l2_normalise(h: np.ndarray) -> np.ndarray:
     return h / np.maximum(np.linalg.norm(h, axis=-1, keepdims=True), 1e-12)
 
 
-def alignment(views) -> float:
-    """Alignment loss ``E ||h(a1 x) - h(a2 x)||^2`` of views 0 and 1 on l2-normalised features (paper Fig. 10
-    baseline). The paper's Eq. 6 takes raw features; on normalised ones, since ``h1 - h2 = xi1 - xi2``, it is the
-    residual energy: ``E ||h1 - h2||^2 = 2 Tr Sigma_xi`` of the normalised features (and the sample value is
-    ``2 Tr Sigma_xi_hat`` of the two-view estimator up to the factor ``(N - 1) / N`` and the squared mean
-    difference), so it rises with residual energy whatever happens to the invariant part."""
-    h = l2_normalise(as_array(views, "views", 3))
+def alignment(views, normalise: bool = True) -> float:
+    """Alignment loss ``E ||h(a1 x) - h(a2 x)||^2`` of views 0 and 1 (paper Eq. 6 with alpha = 2, App. B.3; the
+    Fig. 10 baseline). ``normalise=False`` is the paper's Eq. 6 on the raw features, which grows with feature
+    *expansion* (the paper's explanation of Fig. 10: "the overall feature variance grows"). With ``normalise=True``
+    (l2-normalised features, as the paper's Fig. 7 traces) the expansion is divided out and, since
+    ``h1 - h2 = xi1 - xi2``, it is the residual energy: ``E ||h1 - h2||^2 = 2 Tr Sigma_xi`` of the normalised features
+    (the sample value is ``2 Tr Sigma_xi_hat`` of the two-view estimator up to the factor ``(N - 1) / N`` and the
+    squared mean difference), so it rises with residual energy whatever happens to the invariant part."""
+    h = as_array(views, "views", 3)
+    if normalise:
+        h = l2_normalise(h)
     return float(((h[:, 0] - h[:, 1]) ** 2).sum(-1).mean())
 
 

@@ -58,7 +58,7 @@ def icr_variants(views: np.ndarray) -> dict[str, float]:
     """All estimates the chapter compares, from one ``(N, V, d)`` array (each covariance decomposed once).
 
     ``two``/``multi``: the paper's plug-in two-view (views 0 and 1) and V-view ICR (covariance-relative tau);
-    ``*_clip``: plug-in lambda clipped at 0; ``*_deb``: our inverse-Wishart correction; ``T``: the debiased V-view
+    ``*_deb``: our inverse-Wishart correction; ``T``: the debiased V-view
     Fisher trace; ``pred_gap``: the gap ``two - multi`` that the finite-sample law predicts from ``T``
     (:func:`~icml26.icr.estimators.predicted_plugin_icr` of each estimator).
     """
@@ -72,9 +72,7 @@ def icr_variants(views: np.ndarray) -> dict[str, float]:
     i_deb = d / (d + tv)
     pred = (predicted_plugin_icr(tv, d, 2, n - 1) - predicted_plugin_icr(tv, d, v, n * (v - 1))
             if n - 1 > d + 1 else float("nan"))
-    return dict(two=i2, multi=iv, two_clip=d / (d + np.clip(lam2, 0, None).sum()),
-                multi_clip=d / (d + np.clip(lamv, 0, None).sum()), two_deb=d / (d + t2), multi_deb=i_deb, T=tv,
-                pred_gap=pred, d=d, n=n, v=v)
+    return dict(two=i2, multi=iv, two_deb=d / (d + t2), multi_deb=i_deb, T=tv, pred_gap=pred, d=d, n=n, v=v)
 
 
 @dataclass
@@ -181,9 +179,16 @@ class Trajectory:
     """Measurements at training checkpoints (paper Figs. 3-5, 7, 10, 12).
 
     Per-layer quantities are dicts ``{layer: array over checkpoints}``: ``icr`` (V-view, at ``sigma_fix``, on the
-    training images), ``trace_s``/``trace_xi`` (l2-normalised) and ``alignment`` (the paper's Fig. 10 baseline,
-    Eq. 6 with alpha = 2 on l2-normalised features: the negative control of :func:`rich_stats`). ``trend_full``/``trend_sub``:
-    the paper's two-view ICR on all ``trend_images`` and on their first 256 (Fig. 12), data-rich runs only.
+    training images), ``trace_s``/``trace_xi`` (l2-normalised), ``alignment`` (the paper's Fig. 10 baseline, Eq. 6 with
+    alpha = 2 on l2-normalised features, which is ``2 Tr Sigma_xi`` of those features) and ``alignment_raw`` (Eq. 6 on the
+    raw features, as the paper computes it). ``memo``: memorisation ratio of the samples; ``median_nn_ratio``: median
+    NN1/NN2 pixel-distance ratio of the samples (falls as samples approach single training images); ``heldout`` /
+    ``train_loss``: the EDM loss on held-out / training images with fixed draws. ``trend_full``/``trend_sub``/``trend_sub2``:
+    the paper's two-view ICR on all ``trend_images``, on their first 256 (Fig. 12) and on the next 256 (a second,
+    disjoint subsample: the noise floor of the Fig. 12 comparison), data-rich runs only. ``states``: the EMA network's
+    state at every checkpoint when asked for (:func:`rich_task` re-measures ICR at its window sigma, then drops them).
+    ``curve_steps`` / ``curve_heldout``: the held-out loss on a linear grid of steps, the run's learning curve (judged for
+    convergence by the book's rule, which reads the last fifth of the steps).
     """
 
     n_train: int
@@ -196,32 +201,55 @@ class Trajectory:
     alignment: dict[str, np.ndarray]
     memo: np.ndarray
     median_nn_ratio: np.ndarray
-    mean_nn_dist: np.ndarray
     heldout: np.ndarray
     train_loss: np.ndarray
     n_views: int
     trend_full: dict[str, np.ndarray] = field(default_factory=dict)
     trend_sub: dict[str, np.ndarray] = field(default_factory=dict)
+    trend_sub2: dict[str, np.ndarray] = field(default_factory=dict)
+    alignment_raw: dict[str, np.ndarray] = field(default_factory=dict)
     final_samples: torch.Tensor = field(repr=False, default=None)
+    states: list = field(repr=False, default_factory=list)
+    curve_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    curve_heldout: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def training_trajectory(images: torch.Tensor, *, steps: int, checkpoints: Sequence[int], channels: Sequence[int],
                         batch_size: int, lr: float, ema_beta: float, sigma_fix: float, heldout_images: torch.Tensor,
                         layers: Sequence[str] = ("dec4", "dec2"), n_views: int = 8, n_icr: int | None = None,
                         n_gen: int = 128, heun_steps: int = 18, level: int = 3, seed: int = 0, device="cpu",
-                        trend_images: torch.Tensor | None = None, trend_sub: int = 256,
+                        trend_images: torch.Tensor | None = None, trend_sub: int = 256, keep_states: bool = False,
+                        curve_points: int | None = None,
                         progress: Callable | None = None):
     """Train on ``images`` and, at each checkpoint, measure with the EMA net: V-view ICR at ``sigma_fix`` on
-    (up to ``n_icr`` of) the training images for every layer, l2-normalised traces, alignment, the
-    memorisation ratio of ``n_gen`` Heun samples against the training set, and the denoising loss on
-    ``heldout_images`` and on the training images (same fixed noise draws). Returns ``(Trajectory, TrainedEDM)``."""
+    (up to ``n_icr`` of) the training images for every layer, l2-normalised traces, alignment (normalised and raw),
+    the memorisation ratio and median NN ratio of ``n_gen`` Heun samples against the training set, and the denoising
+    loss on ``heldout_images`` and on (at most as many) training images (same fixed noise draws, so both losses carry
+    the same noise); ``keep_states``: also keep the EMA
+    state (on the CPU) at every checkpoint; ``curve_points``: the held-out loss alone also at that many evenly spaced steps
+    (the learning curve; None: none). Returns ``(Trajectory, TrainedEDM)``."""
     layers = tuple(layers)
     icr_x = images if n_icr is None else images[:n_icr]
     probe_net = EDMDenoiser(1.0, tuple(channels))
     v = max(views_needed(len(icr_x), probe_net.feature_dim(la), minimum=n_views) for la in layers)
-    rec: dict[str, Any] = {k: [] for k in ("step", "memo", "med", "nn", "held", "train")}
-    per: dict[str, dict[str, list]] = {k: {la: [] for la in layers} for k in ("icr", "ts", "tx", "al", "tf", "tsub")}
+    rec: dict[str, Any] = {k: [] for k in ("step", "memo", "med", "held", "train")}
+    per: dict[str, dict[str, list]] = {k: {la: [] for la in layers}
+                                       for k in ("icr", "ts", "tx", "al", "alr", "tf", "tsub", "tsub2")}
     last: dict[str, torch.Tensor] = {}
+    states: list[dict[str, torch.Tensor]] = []
+
+    if curve_points is not None and curve_points < 1:
+        raise ValueError(f"curve_points must be positive, got {curve_points}")
+    curve_at = (set() if curve_points is None else
+                set(int(x) for x in np.unique(np.linspace(steps / curve_points, steps, curve_points).round().astype(int))))
+    marks = set(int(c) for c in checkpoints)
+    curve: list[tuple[int, float]] = []
+
+    def on_step(step: int, ema: EDMDenoiser) -> None:
+        if step in curve_at:
+            curve.append((step, heldout_loss(ema, heldout_images, seed=seed + 13)))
+        if step in marks:
+            measure(step, ema)
 
     def measure(step: int, ema: EDMDenoiser) -> None:
         views = extract_views(ema, icr_x, sigma_fix, v, level=level, layer=layers, seed=seed + 7)
@@ -232,29 +260,35 @@ def training_trajectory(images: torch.Tensor, *, steps: int, checkpoints: Sequen
             per["ts"][la].append(ts)
             per["tx"][la].append(tx)
             per["al"][la].append(alignment(views[la]))
+            per["alr"][la].append(alignment(views[la], normalise=False))
         if trend_images is not None:
             tv = extract_views(ema, trend_images, sigma_fix, 2, level=level, layer=layers, seed=seed + 9)
             for la in layers:
                 per["tf"][la].append(two_view_icr(tv[la]))
                 per["tsub"][la].append(two_view_icr(tv[la][:trend_sub]))
+                if len(trend_images) >= 2 * trend_sub:
+                    per["tsub2"][la].append(two_view_icr(tv[la][trend_sub:2 * trend_sub]))
+        if keep_states:
+            states.append({k: t.detach().to("cpu", copy=True) for k, t in ema.state_dict().items()})
         samples = heun_sample(ema, n_gen, steps=heun_steps, seed=seed + 11, device=device).cpu()
         d1, d2 = nn_distances(samples, images)
         rec["memo"].append(memorised_fraction(d1, d2))
         rec["med"].append(float(np.median(d1 / d2)))
-        rec["nn"].append(float(d1.mean()))
         rec["held"].append(heldout_loss(ema, heldout_images, seed=seed + 13))
-        rec["train"].append(heldout_loss(ema, images, seed=seed + 13))
+        rec["train"].append(heldout_loss(ema, images[:len(heldout_images)], seed=seed + 13))
         last["samples"] = samples
 
     run = train_edm(images, steps=steps, channels=channels, batch_size=batch_size, lr=lr, ema_beta=ema_beta,
-                    seed=seed, checkpoints=checkpoints, on_checkpoint=measure, device=device, progress=progress)
+                    seed=seed, checkpoints=sorted(marks | curve_at), on_checkpoint=on_step, device=device,
+                    progress=progress)
     a = {k: np.asarray(x, float) for k, x in rec.items()}
     p = {k: {la: np.asarray(x, float) for la, x in d.items()} for k, d in per.items()}
     st = a["step"].astype(int)
+    trend = trend_images is not None
     traj = Trajectory(len(images), layers, st, st * batch_size, p["icr"], p["ts"], p["tx"], p["al"], a["memo"],
-                      a["med"], a["nn"], a["held"], a["train"], v,
-                      p["tf"] if trend_images is not None else {}, p["tsub"] if trend_images is not None else {},
-                      last.get("samples"))
+                      a["med"], a["held"], a["train"], v, p["tf"] if trend else {}, p["tsub"] if trend else {},
+                      p["tsub2"] if trend and len(trend_images) >= 2 * trend_sub else {}, p["alr"], last.get("samples"),
+                      states, np.asarray([c[0] for c in curve], int), np.asarray([c[1] for c in curve], float))
     return traj, run
 
 
@@ -341,6 +375,38 @@ def stop_room(heldout: Sequence[float]) -> float:
     return float((held[-1] - held.min()) / held.min())
 
 
+def rise_until(steps: Sequence[float], curve: Sequence[float], until: float) -> float:
+    """How far a curve has come back up from its minimum by step ``until``: over the checkpoints at or before
+    ``until``, the value at the last of them minus their minimum (paper §5.2: in the data-limited case ICR "follows a
+    clear U-shaped curve, in sharp contrast to the data-rich case"; reading two runs up to the same step compares them
+    at equal training). 0 for a curve still falling there; NaN with fewer than 2 checkpoints at or before ``until``."""
+    st, c = np.asarray(steps, float), np.asarray(curve, float)
+    if st.shape != c.shape or st.ndim != 1:
+        raise ValueError(f"steps and curve must be 1-d of one length, got {st.shape} and {c.shape}")
+    keep = st <= until
+    if keep.sum() < 2:
+        return float("nan")
+    c = c[keep]
+    return float(c[-1] - c.min())
+
+
+def stop_excess(heldout: Sequence[float], k: int) -> float:
+    """Excess held-out loss of stopping at checkpoint ``k`` over the held-out optimum, ``(L[k] - min L) / min L``
+    (0: stopping at the optimum; "early stopping signal" read in the loss's own units)."""
+    held = np.asarray(heldout, float)
+    if held.ndim != 1 or not 0 <= int(k) < len(held):
+        raise ValueError(f"k must index a checkpoint of a 1-d held-out curve, got k = {k} for shape {held.shape}")
+    return float((held[int(k)] - held.min()) / held.min())
+
+
+def random_index_distance(n: int, target: int) -> float:
+    """Expected ``|k - target|`` for a checkpoint index ``k`` drawn uniformly from ``0 .. n-1``: the null of a
+    "within one checkpoint of the optimum" test (a stopping rule that knows nothing about the optimum)."""
+    if n < 1 or not 0 <= int(target) < n:
+        raise ValueError(f"need n >= 1 and 0 <= target < n, got n = {n}, target = {target}")
+    return float(np.mean(np.abs(np.arange(n) - int(target))))
+
+
 def energy_growth(trace_s: Sequence[float], trace_xi: Sequence[float], start: int) -> float:
     """Relative growth of residual minus invariant energy from checkpoint ``start`` to the end (paper Fig. 7a:
     after the ICR minimum "Tr(Sigma_s) ... saturates, whereas Tr(Sigma_xi) continues to grow"). ``start`` must
@@ -419,7 +485,19 @@ def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int 
     :func:`early_stop_gain` (C9s); ``random_gain``: :func:`random_stop_gain` (its null, C9sc); ``room``:
     :func:`stop_room`; ``ts_sat`` / ``tx_sat``: :func:`saturation` of Tr Sigma_s / Tr Sigma_xi from the memorisation
     rise to the end (C17 and its control; NaN without a rise or with fewer than 2 checkpoints after it);
-    ``onset_interp``: :func:`crossing_step` of ``memo_threshold`` (the onset-against-N fit, C18)."""
+    ``onset_interp``: :func:`crossing_step` of ``memo_threshold`` (the onset-against-N fit, C18).
+
+    Added after the review of the published `full` run: ``held_argmin``: index of the held-out-loss minimum;
+    ``held_gap``: ICR argmin minus held-out argmin in checkpoints (signed) and ``held_gap_abs`` its size (C9h, App. D:
+    ICR moves with the optimal test loss), ``held_gap_null``: :func:`random_index_distance` to the held-out argmin (C9h's
+    null, C9hc); ``held_align_gap``: checkpoints from the held-out optimum to the memorisation rise (0 for a boundary
+    optimum; C9a's test on the generalisation optimum, its positive control C9ap); ``nn_onset``: the checkpoint where
+    the median NN1/NN2 ratio of the samples peaks, after which samples move toward single training images (a
+    threshold-free onset, shown), ``nn_gap``: checkpoints from the ICR argmin to it; ``stop_diff``: ``stop_gain -
+    random_gain`` (C9sd: better than a random stop), ``end_diff``: ``0 - random_gain``, the same for training to the end
+    (C9sdc); ``excess_icr`` / ``excess_first`` / ``excess_end``: :func:`stop_excess` at the ICR minimum, the first and
+    the last checkpoint; ``ts_change``: signed relative change of Tr Sigma_s from the memorisation rise to the end (C17's
+    diagnosis: still rising or falling back; NaN where C17 is)."""
     icr_l = np.asarray(tr.icr[layer], float)
     k = int(np.argmin(icr_l))
     onset = memorisation_onset(tr.memo, memo_threshold)
@@ -428,6 +506,11 @@ def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int 
     ts, tx = tr.trace_s[layer], tr.trace_xi[layer]
     onset_step = None if onset is None else int(tr.steps[onset])
     rise_step = None if rise_on is None else int(tr.steps[rise_on])
+    held = np.asarray(tr.heldout, float)
+    h, n_ck = int(np.argmin(held)), len(icr_l)
+    nn = int(np.argmax(tr.median_nn_ratio))
+    s_gain, r_gain = early_stop_gain(icr_l, held), random_stop_gain(held)
+    ts_change = float("nan") if np.isnan(saturation(ts, rise_on)) else float(ts[-1] / ts[rise_on] - 1)
     return dict(argmin=k, argmin_step=int(tr.steps[k]), onset=onset, onset_step=onset_step,
                 gap=(onset - k if interior else 0) if onset is not None else None,
                 rise_onset=rise_on, rise_step=rise_step,
@@ -435,13 +518,17 @@ def limited_stats(tr: Trajectory, layer: str, memo_threshold: float, n_gen: int 
                 onset_ratio=float("nan") if rise_step is None else rise_step / float(tr.steps[k]),
                 rise=float(icr_l[-1] - icr_l[k]), energy=energy_growth(ts, tx, k),
                 ts_growth=float(ts[-1] / ts[k] - 1), final_memo=float(tr.memo[-1]),
-                held_argmin_step=int(tr.steps[int(np.argmin(tr.heldout))]), stop_gain=early_stop_gain(icr_l, tr.heldout),
-                random_gain=random_stop_gain(tr.heldout), room=stop_room(tr.heldout),
+                held_argmin_step=int(tr.steps[h]), stop_gain=s_gain, random_gain=r_gain, room=stop_room(held),
                 ts_sat=saturation(ts, rise_on), tx_sat=saturation(tx, rise_on),
-                onset_interp=crossing_step(tr.steps, tr.memo, memo_threshold))
+                onset_interp=crossing_step(tr.steps, tr.memo, memo_threshold),
+                held_argmin=h, held_gap=k - h, held_gap_abs=abs(k - h), held_gap_null=random_index_distance(n_ck, h),
+                held_align_gap=((rise_on - h if 0 < h < n_ck - 1 else 0) if rise_on is not None else None),
+                nn_onset=nn, nn_gap=nn - k, stop_diff=s_gain - r_gain, end_diff=-r_gain,
+                excess_icr=stop_excess(held, k), excess_first=stop_excess(held, 0), excess_end=stop_excess(held, n_ck - 1),
+                ts_change=ts_change)
 
 
-def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
+def rich_stats(tr: Trajectory, layer: str, late_from: float, icr_window: Sequence[float] | None = None) -> dict[str, Any]:
     """The data-rich claims of one seed (paper Figs. 3, 7b, 10).
 
     ``late``: Spearman(step, ICR) over checkpoints with step >= ``late_from`` (C8, "decreases steadily");
@@ -454,7 +541,14 @@ def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
     ``held_argmin_step``: where ICR / the held-out loss are lowest; ``energy``: :func:`energy_growth` from the
     ICR minimum (C14's statistic on the rich run); ``ts_trend``: Spearman(step, Tr Sigma_s) over all checkpoints
     (C13, "Tr(Sigma_s) continues to increase throughout training"); ``ts_end_mid``: Tr Sigma_s at the end minus
-    mid-training (the statistic C13 used before issue 59's review; shown, not tested)."""
+    mid-training (the statistic C13 used before issue 59's review; shown, not tested).
+
+    Added after the review of the published `full` run: ``rise``: ICR at the end minus its minimum (C9r's statistic on
+    the data-rich run, C9r's negative control C9rc); ``held_at_end``: whether the held-out loss is lowest at the last
+    checkpoint (then ``while_falling`` is the all-checkpoint trend and ``with_loss`` is minus it whenever the held-out
+    loss falls at every checkpoint: C8h and C8F are one statistic); ``align_raw_trend``: Spearman(step, alignment on
+    raw features), the paper's Eq. 6 (C16r); ``late_window``: ``late`` on ``icr_window``, ICR along training at another
+    sigma (C8w: the seed's own ICR-argmin sigma; NaN without it)."""
     st = np.asarray(tr.steps)
     icr_l, held = np.asarray(tr.icr[layer], float), np.asarray(tr.heldout, float)
     late = st >= late_from
@@ -466,7 +560,11 @@ def rich_stats(tr: Trajectory, layer: str, late_from: float) -> dict[str, Any]:
                 icr_argmin_step=int(st[k]), held_argmin_step=int(st[h]),
                 energy=energy_growth(tr.trace_s[layer], tr.trace_xi[layer], k),
                 ts_trend=spearman(st, tr.trace_s[layer]),
-                ts_end_mid=float(tr.trace_s[layer][-1] - tr.trace_s[layer][len(st) // 2]))
+                ts_end_mid=float(tr.trace_s[layer][-1] - tr.trace_s[layer][len(st) // 2]),
+                rise=float(icr_l[-1] - icr_l[k]), held_at_end=bool(h == len(st) - 1),
+                align_raw_trend=spearman(st, tr.alignment_raw[layer]) if layer in tr.alignment_raw else float("nan"),
+                late_window=(float("nan") if icr_window is None
+                             else spearman(st[late], np.asarray(icr_window, float)[late])))
 
 
 def log_checkpoints(steps: int, n: int, first: int | None = None) -> list[int]:
@@ -536,11 +634,37 @@ def _split(cfg: Mapping[str, Any]) -> DigitsSplit:
     return load_digits_split(n_test=cfg["n_test"], seed=0)
 
 
+def window_trajectory(states: Sequence[Mapping[str, torch.Tensor]], sigma_data: float, channels: Sequence[int],
+                      images: torch.Tensor, sigma: float, *, layer: str, level: int, n_views: int, seed: int,
+                      device="cpu") -> np.ndarray:
+    """ICR along training at another noise level: the V-view ICR of each checkpoint's EMA network (``states``, as kept
+    by :func:`training_trajectory`) at ``sigma`` on ``images``, with the draws the trajectory itself used (seed + 7)."""
+    net = EDMDenoiser(sigma_data, tuple(channels)).to(device).eval()
+    out = []
+    for state in states:
+        net.load_state_dict(state)
+        out.append(icr_multiview(extract_views(net, images, sigma, n_views, level=level, layer=layer, seed=seed + 7)).icr)
+    return np.asarray(out, float)
+
+
+def binned_curve(values: Sequence[float], n_bins: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    """A per-step training-loss curve as ``n_bins`` means over equal runs of steps: ``(bin end steps, bin means)``
+    (the learning curve the chapter draws and judges with the book's convergence rule, `icml26.convergence`)."""
+    v = np.asarray(values, float)
+    if v.ndim != 1 or len(v) < n_bins or n_bins < 2:
+        raise ValueError(f"need a 1-d curve with at least n_bins = {n_bins} >= 2 values, got shape {v.shape}")
+    edges = np.linspace(0, len(v), n_bins + 1).round().astype(int)
+    return edges[1:].astype(float), np.array([v[a:b].mean() for a, b in zip(edges[:-1], edges[1:])])
+
+
 def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     """One seed of the data-rich experiment: train on the whole pool while measuring the trajectory, then the
     sigma sweep (layers ``cfg['layers']`` x levels ``cfg['sweep_levels']``) with the random-network control, and
     ``icr_on_limited``: the primary ICR curve over sigma on the smallest data-limited training subset, with the
-    views and draws of :func:`limited_task`'s overfitted sweep (:func:`icr_sigma_curve`)."""
+    views and draws of :func:`limited_task`'s overfitted sweep (:func:`icr_sigma_curve`); the held-out loss at
+    ``cfg['curve_points']`` evenly spaced steps (the learning curve the data-rich claims are linked to); ``window``: the trajectory's
+    ICR re-measured at this seed's own ICR-argmin sigma of the sweep (:func:`window_trajectory`; C8w), with that sigma;
+    ``losses``: the per-step training loss."""
     import time
 
     t0 = time.perf_counter()
@@ -551,7 +675,7 @@ def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
         channels=cfg["channels"], batch_size=cfg["rich_bs"], lr=cfg["lr"], ema_beta=cfg["ema_beta"],
         sigma_fix=cfg["sigma_fix"], heldout_images=split.test_x, layers=cfg["layers"], n_views=cfg["n_views"],
         n_icr=cfg["n_icr"], n_gen=cfg["n_gen"], heun_steps=cfg["heun_steps"], level=cfg["level"], seed=seed,
-        trend_images=split.pool_x, device=dev)
+        trend_images=split.pool_x, keep_states=True, curve_points=cfg["curve_points"], device=dev)
     model = run.ema.eval()
     torch.manual_seed(10_000 + seed)
     random_net = EDMDenoiser(split.sigma_data, tuple(cfg["channels"])).to(dev).eval()
@@ -565,8 +689,13 @@ def rich_task(seed: int, cfg: Mapping[str, Any]) -> dict[str, Any]:
     x_over, _ = training_subset(split, n_over, seed=0)
     v_over = max(views_needed(n_over, random_net.feature_dim(la), minimum=cfg["n_views"]) for la in cfg["layers"])
     on_limited = icr_sigma_curve(model, x_over, sigmas, layer=cfg["layer"], level=cfg["level"], n_views=v_over, seed=seed)
+    sigma_win = float(sigmas[int(np.argmin(sweep.curve()))])
+    win = window_trajectory(traj.states, split.sigma_data, cfg["channels"], split.pool_x[:cfg["n_icr"]], sigma_win,
+                            layer=cfg["layer"], level=cfg["level"], n_views=traj.n_views, seed=seed, device=dev)
+    traj.states = []   # the checkpoints' networks are not returned (memory, pickling between processes)
     return dict(seed=seed, traj=traj, sweep=sweep, ema_state=_cpu_state(model), sigma_data=split.sigma_data,
-                icr_on_limited=on_limited, seconds=time.perf_counter() - t0)
+                icr_on_limited=on_limited, window=dict(sigma=sigma_win, icr=win), losses=run.losses,
+                seconds=time.perf_counter() - t0)
 
 
 def limited_task(seed: int, n: int, cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -132,6 +132,9 @@ class EDMDenoiser(nn.Module):
             raise ValueError(f"unknown layer(s) {bad or names!r}; valid layers: {LAYERS}")
         if x.ndim != 4 or x.shape[1:] != (1, 8, 8):
             raise ValueError(f"images must have shape (n, 1, 8, 8), got {tuple(x.shape)}")
+        sig = torch.as_tensor(sigma, dtype=torch.float64)
+        if not (torch.isfinite(sig).all() and (sig > 0).all()):
+            raise ValueError(f"features need a finite noise level sigma > 0 (c_noise = ln(sigma) / 4), got {sigma!r}")
         dev = next(self.parameters()).device
         out: dict[str, list[torch.Tensor]] = {n: [] for n in names}
         for i in range(0, x.shape[0], batch_size):
