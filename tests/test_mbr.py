@@ -1,6 +1,7 @@
 """Unit tests of icml26.mbr (SynTrans world, utilities vs sacrebleu, decoders, special cases, bad input)."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -316,7 +317,8 @@ def test_presets_have_every_scale():
 
 
 def test_run_study_over_seeds_and_recalibration():
-    p = dict(PRESETS["smoke"], n_seeds=2, n_sources=6, n_samples=5, n_oracle=4, tasks=("A",), utilities=("chrf", "bleu"))
+    p = dict(PRESETS["smoke"], n_seeds=2, n_sources=6, n_samples=5, n_oracle=4, tasks=("A",), utilities=("chrf", "bleu"),
+             n_dev_sources=20, n_planted_refs=0)
     st = run_study(p, show_progress=False)
     assert st.seeds == [0, 1] and set(st.splits) == {(s, "A", sp) for s in (0, 1) for sp in ("dev", "test")}
     assert st.configs[st.mbr] == MBR_CONFIG
@@ -328,6 +330,11 @@ def test_run_study_over_seeds_and_recalibration():
     # lambda-only selections do not look at the model score, so they cannot change with the calibration
     lam = channel_subset(st.configs, "lambda")
     assert np.array_equal(st1.selections[(0, "A", "test", "chrf")][lam], st.selections[(0, "A", "test", "chrf")][lam])
+    # the cache carried over by recalibration (what does not read the model score) changes no selection
+    for c in (0.0, 0.5):
+        d = st.splits[(1, "A", "dev")].recalibrated(c)
+        fresh = dataclasses.replace(d, _cache={})
+        assert d._cache and np.array_equal(grid_selections(d, "bleu", st.configs), grid_selections(fresh, "bleu", st.configs))
     with pytest.raises(ValueError, match="model"):
         run_study(dict(p, model="beam"))
 
@@ -372,6 +379,7 @@ def test_seq2seq_study_runs():
     """The `full` code path (a trained seq2seq sampler per task) on tiny sizes."""
     pytest.importorskip("torch")
     p = dict(PRESETS["full"], n_seeds=1, n_sources=3, n_samples=4, n_oracle=4, tasks=("A",), utilities=("chrf",),
+             n_dev_sources=3, n_planted_refs=2,
              seq2seq=dict(d_model=16, heads=2, layers=1, steps=5, batch=8, lr=3e-3, n_train=50, max_len=30, epsilon=0.02))
     st = run_study(p, show_progress=False)
     d = st.splits[(0, "A", "test")]
@@ -480,3 +488,100 @@ def test_zscores_equal_scipy_population_zscore():
     assert np.array_equal(zscores(np.full(5, 7.0)), np.zeros(5))
     with pytest.raises(ValueError, match="1-d"):
         zscores(np.ones((2, 3)))
+
+
+def test_fast_softf1_and_shared_hypothesis_rows_equal_the_padded_reference_paths():
+    """utility_tensors' SoftF1 (flat tokens, segment maxima) equals the padded embedding + masked maxima of
+    `_softf1_group`, empty strings included; with references that start with the hypotheses (H = R, then
+    more) the n-gram rows shared with the hypotheses give the same BLEU/chrF as sacrebleu."""
+    from icml26.mbr.metrics import _f1, _softf1_group
+
+    world = SynTrans.make("B", seed=0)
+    emb = embedder_for(world)
+    rng = np.random.default_rng(5)
+    trees = [world.sample_source(rng) for _ in range(4)]
+    H = [[noisy_sample(world, t, rng, NoiseModel())[0] for _ in range(5)] for t in trees]
+    R = [h + world.sample_references(t, rng, 3) for h, t in zip(H, trees)]
+    H[1][2] = R[1][2] = ""; R[2][6] = ""
+    out = utility_tensors(H, R, ("bleu", "chrf", "softf1"), emb)
+    flat_h = [h for g in H for h in g]; flat_r = [r for g in R for r in g]
+    Eh, mh = emb.embed([h.split() for h in flat_h]); Er, mr = emb.embed([r.split() for r in flat_r])
+    for s in range(4):
+        P, Rc = _softf1_group(Eh[s * 5:(s + 1) * 5], mh[s * 5:(s + 1) * 5], Er[s * 8:(s + 1) * 8], mr[s * 8:(s + 1) * 8])
+        assert np.allclose(out["softf1"][0][s], _f1(P, Rc), atol=1e-9) and np.allclose(out["softf1"][1][s], _f1(Rc, P), atol=1e-9)
+        for i, j in ((0, 0), (2, 2), (3, 6), (4, 7)):
+            assert out["chrf"][0][s, i, j] == pytest.approx(sacrebleu.sentence_chrf(H[s][i], [R[s][j]]).score, abs=1e-9)
+            assert out["bleu"][1][s, i, j] == pytest.approx(sacrebleu.sentence_bleu(R[s][j], [H[s][i]]).score, abs=1e-9)
+
+
+def test_dev_split_without_oracle_references_and_planted_picks_in_the_same_pass():
+    """A dev split may carry no oracle references (no claim reads them), a test split may not; the planted picks
+    computed inside build_split equal bayes_selection's on the planted stream, and with_planted reuses them."""
+    from icml26.mbr import PLANTED_STREAMS, bayes_selection
+
+    world = SynTrans.make("A", seed=0)
+    emb = embedder_for(world)
+    d = build_split(world, "dev", 7, 5, 0, 3, NoiseModel(), ("chrf", "softf1"), emb, n_planted=6)
+    assert d.O == {} and d.chrf_stats == {} and d.dev["chrf"].shape == (7, 5)
+    assert d.dev["chrf"][4, 1] == pytest.approx(sentence_score(d.samples[4][1], d.heldout[4], "chrf"), abs=1e-9)
+    want = bayes_selection(world, d, ("chrf", "softf1"), 6, 7, 3, emb, stream=PLANTED_STREAMS["dev"])
+    assert d.n_planted == 6 and all(np.array_equal(d.planted[u], want[u]) for u in want)
+    with pytest.raises(ValueError, match="n_oracle"):
+        build_split(world, "test", 7, 5, 0, 3, NoiseModel(), ("chrf",), emb)
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=5, n_dev_sources=6, n_samples=4, n_oracle=3, tasks=("A",),
+             utilities=("chrf",), n_planted_refs=4)
+    st = run_study(p, show_progress=False)
+    pl = st.with_planted(4)
+    for split in ("dev", "test"):
+        d = st.splits[(0, "A", split)]
+        want = bayes_selection(st.worlds["A"], d, ("chrf",), 4, d.n_sources, 0, st.embedders["A"], stream=PLANTED_STREAMS[split])
+        assert np.array_equal(pl.selections[(0, "A", split, "chrf")][-1], want["chrf"])
+
+
+def test_paper_grid_z_unit_and_intersection_union():
+    """The paper-like sub-grid keeps the configurations with every channel weight in [0, 1] (no MAP, no b > 1;
+    R1: beta, delta <= 1); z_gain is the score difference over that sub-grid's spread; the intersection-union
+    reading picks the interval that decides "every setting" for at_least and at_most regions."""
+    import icml26
+    from icml26.mbr import PLANTED, intersection_union, paper_grid, z_gain, zscores
+    from icml26.stats import over_seeds
+
+    cfgs = grid_configs((0, 1), (0, 1), (0, 0.5, 1, 4)) + [PLANTED]
+    keep = paper_grid(cfgs)
+    assert all(cfgs[i][2] <= 1 for i in keep) and len(keep) == 12 and MBR_CONFIG in [cfgs[i] for i in keep]
+    assert config_index(cfgs, MAP_CONFIG) not in keep and len(cfgs) - 1 not in keep
+    r1 = r1_configs((0.0, 1.0), (0.5, 1.0, 2.0), (0.0, 1.0))
+    assert all(r1[i][2] <= 1 for i in paper_grid(r1)) and len(paper_grid(r1)) == 2 * 2 * 2 * 2
+    x = np.array([1.0, 2.0, 3.0, 100.0])
+    assert z_gain(x, 2, 0, [0, 1, 2]) == pytest.approx(2.0 / np.std([1.0, 2.0, 3.0]))
+    assert z_gain(x, 2, 0) == pytest.approx(2.0 / np.std(x))           # the whole grid: a far worse (or better) config
+    assert np.array_equal(zscores(np.full(4, 2.0), [0, 1]), np.zeros(4))
+    s = {"a": over_seeds([1.0, 1.1, 0.9]), "b": over_seeds([0.1, -0.2, 0.5]), "c": over_seeds([-1.0, -1.1, -0.9])}
+    assert intersection_union(s, icml26.at_least(0.0))[0] == "c"              # wholly below decides
+    assert intersection_union({k: s[k] for k in "ab"}, icml26.at_least(0.0))[0] == "b"   # else the lowest lower end
+    assert intersection_union({"a": s["a"]}, icml26.at_least(0.0))[1].ci_low > 0   # every interval inside
+    assert s["a"].ci_low > 0.25 and intersection_union(s, icml26.at_most(0.25))[0] == "a"   # wholly above an at_most bound
+    assert intersection_union({k: s[k] for k in "bc"}, icml26.at_most(0.25))[0] == "b"
+    with pytest.raises(ValueError, match="one-sided"):
+        intersection_union(s, icml26.between(0, 1))
+
+
+def test_shuffled_dev_scores_against_the_next_sources_reference():
+    """The shuffled-dev null: every dev source is scored against the next source's held-out reference (a cyclic
+    shift); test scores and selections are unchanged, and the dev optimum is read from the new signal."""
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=4, n_dev_sources=6, n_samples=4, n_oracle=3, tasks=("A",),
+             utilities=("chrf", "bleu"), n_planted_refs=0)
+    st = run_study(p, show_progress=False)
+    sh = st.shuffled_dev()
+    d = st.splits[(0, "A", "dev")]
+    sel = st.selections[(0, "A", "dev", "chrf")]
+    want = np.mean([sentence_score(d.samples[s][sel[0, s]], d.heldout[(s + 1) % 6], "chrf") for s in range(6)])
+    assert sh.dev[(0, "A", "chrf")][0] == pytest.approx(want, abs=1e-9)
+    assert sh.test is st.test and sh.dev[(0, "A", "bleu")].shape == st.dev[(0, "A", "bleu")].shape
+    assert not np.allclose(sh.dev[(0, "A", "chrf")], st.dev[(0, "A", "chrf")])
+    subset = channel_subset(st.configs, "all")
+    assert sh.tuned(0, "A", "chrf") == subset[int(np.argmax(sh.dev[(0, "A", "chrf")][subset]))]
+    # the signal computed with the split equals the one computed apart (a split built without it)
+    kept = dict(d.dev_shuffled); d.dev_shuffled = {}
+    assert all(np.array_equal(st.shuffled_dev().dev[k], v) for k, v in sh.dev.items()) and kept
+    assert np.allclose(kept["bleu"], d._cache[("dev_shuffled", ("chrf", "bleu"))]["bleu"], atol=1e-9)

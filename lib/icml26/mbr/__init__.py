@@ -13,20 +13,22 @@ abstract (ICML and arXiv v1) and a third-party digest of the paper could be read
 * experiments: :func:`run_study` -> :class:`Study` (seeds x tasks x dev/test), :func:`grid_configs`,
   :func:`channel_subset`, :func:`select_config`, :func:`beta_unit`, :func:`baselines`, :func:`evaluate`,
   :func:`corpus_chrf_single_refs`, :func:`paired_bootstrap`, :func:`r1_configs`, :func:`r1_grid_selections`, :meth:`Study.r1`,
-  :meth:`Study.with_planted` (positive control), :func:`bayes_selection` (regret oracle), :func:`zscores`
+  :meth:`Study.with_planted` (positive control), :meth:`Study.shuffled_dev` (the null of the channel advice),
+  :func:`bayes_selection` (regret oracle), :func:`zscores`, :func:`z_gain`, :func:`paper_grid` (the z unit's sub-grid),
+  :func:`intersection_union` (the test of "on every setting")
 * full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`
 """
 from __future__ import annotations
 
 from .decode import (CHANNELS, METHODS, MBRResult, channel_scores, check_weights, from_mix, mbr_decode,
                      multiplicities, r1_scores, r1_terms, reference_weights)
-from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, PLANTED, R1_MBR_CONFIG, Study, TaskData,
-                          baselines, bayes_selection, beta_unit,
+from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WEIGHT_MAX, PLANTED, PLANTED_STREAMS,
+                          R1_MBR_CONFIG, Study, TaskData, baselines, bayes_selection, beta_unit,
                           build_split, calibrated_lbar, channel_subset, config_index, corpus_chrf_single_refs, embedder_for,
-                          evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, make_world,
-                          mix_scores, paired_bootstrap, r1_configs, r1_grid_selections, rowwise_spearman, run_study,
+                          evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, intersection_union,
+                          make_world, mix_scores, paired_bootstrap, paper_grid, planted_references, r1_configs, r1_grid_selections, rowwise_spearman, run_study,
                           score_correlation, select, select_config, shared_tokens, spearman, string_noise,
-                          zscores)
+                          z_gain, zscores)
 from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, corpus_chrf_from_stats,
                       sentence_score, utility_matrix, utility_tensors)
 from .presets import PRESETS
@@ -34,7 +36,8 @@ from .seq2seq import Seq2Seq, Seq2SeqConfig, seq2seq_sampler_factory
 from .syntrans import (TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text)
 
 __all__ = [
-    "CHANNELS", "CHANNEL_SUBSETS", "PLANTED", "R1_MBR_CONFIG", "bayes_selection", "r1_terms", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
+    "CHANNELS", "CHANNEL_SUBSETS", "PAPER_WEIGHT_MAX", "PLANTED", "PLANTED_STREAMS", "intersection_union", "paper_grid",
+    "planted_references", "z_gain", "R1_MBR_CONFIG", "bayes_selection", "r1_terms", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
     "NgramStats", "NoiseModel", "PRESETS", "Seq2Seq", "Seq2SeqConfig", "Study", "SynTrans", "TASKS", "TaskData",
     "TaskSpec", "UTILITIES", "baselines", "beta_unit", "bleu_ratio", "bleu_tokens", "build_split", "calibrated_lbar", "channel_scores",
     "channel_subset", "check_weights", "config_index", "corpus_chrf_from_stats", "corpus_chrf_single_refs",

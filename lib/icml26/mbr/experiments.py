@@ -7,11 +7,13 @@ every task (the two SynTrans worlds themselves are fixed). For every source we k
 pitfall 8) and draw from the true distribution p*:
 
 * K *oracle* references: ``O[u][s, i] = mean_k u(h_i, r*_k)`` is the evaluation (lower variance than one
-  reference);
+  reference; test splits only by default: no claim reads a dev split's);
 * (test splits) a Bayes-optimal candidate can be picked with many more draws of p*
   (:func:`bayes_selection`), so regret is measured against an oracle stronger than MBR;
 * one *held-out* reference: the dev-split tuning signal ``dev[u][s, i] = u(h_i, r_heldout)``, the
-  paper's protocol (one human reference per dev sentence, the utility as the selection metric);
+  paper's protocol (one human reference per dev sentence, the utility as the selection metric), and, for the
+  null of the channel advice, the same against the next source's held-out reference (``dev_shuffled``);
+* (optionally) the planted control's fresh draws of p*, scored in the same pass (:meth:`Study.with_planted`);
 * the chrF statistics against every oracle reference, for corpus chrF averaged over K single-reference
   corpora with a standard error (the WMT-style number, brief §5.3 (a)).
 
@@ -88,6 +90,9 @@ class TaskData:
     dev: dict[str, np.ndarray] = field(default_factory=dict)                   # u -> (S, N) u(h, r_heldout)
     chrf_stats: dict[str, np.ndarray] = field(default_factory=dict)            # corpus chrF statistics
     true_logp: np.ndarray | None = None  # (S, N) exact log p*(h|x) of every candidate
+    planted: dict[str, np.ndarray] = field(default_factory=dict)  # u -> (S,) the planted control's picks
+    dev_shuffled: dict[str, np.ndarray] = field(default_factory=dict)  # u -> (S, N) u(h, next source's held-out ref)
+    n_planted: int = 0                   # the fresh p* draws those picks used (0: none computed)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -109,7 +114,11 @@ class TaskData:
         """The same samples and utilities, scored by a model with another calibration c."""
         if not 0.0 <= calibration <= 1.0:
             raise ValueError(f"calibration must lie in [0, 1], got {calibration}")
-        return dataclasses.replace(self, calibration=float(calibration), _cache={})
+        # what does not read the model score carries over: R2's utility part at delta = 0 (Monte-Carlo weights)
+        # and R1's utility terms; the rest (lbar, beta_unit, delta > 0) is recomputed at the new calibration
+        keep = {k: v for k, v in self._cache.items()
+                if (k[0] == "mix" and k[3] == 0.0) or k[0] == "r1_terms"}
+        return dataclasses.replace(self, calibration=float(calibration), _cache=keep)
 
     def chars(self) -> np.ndarray:
         return np.array([[len("".join(h.split())) for h in hs] for hs in self.samples], dtype=float)
@@ -182,15 +191,19 @@ def shared_tokens(worlds: Sequence[SynTrans]) -> set[str]:
 
 def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_oracle: int, seed: int,
                 noise: NoiseModel, utilities: Sequence[str], embedder: ConceptEmbedder, sampler=None,
-                exact_logp: bool = False, calibration: float = 1.0, length_bias: float = 0.0) -> TaskData:
+                exact_logp: bool = False, calibration: float = 1.0, length_bias: float = 0.0,
+                n_planted: int = 0) -> TaskData:
     """Draw sources, N candidates from p_theta (``oracle-noise``, or ``sampler(trees, n, rng)`` for the
     seq2seq model, always at calibration 1), K oracle references and one held-out reference; compute all
-    utility tensors. ``length_bias``: the share of the score's non-trace part that prefers short outputs
-    (:func:`string_noise`)."""
+    utility tensors. A dev split may have K = 0 (only its held-out reference is read: the tuning signal). ``length_bias``: the share of the score's non-trace part that prefers short outputs
+    (:func:`string_noise`). ``n_planted > 0``: also the planted control's picks (:meth:`Study.with_planted`), from
+    ``n_planted`` fresh draws of p* on that control's own random stream (exactly :func:`bayes_selection`'s), scored
+    in the same pass as the split's own references."""
     if split not in ("dev", "test"):
         raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
-    if n_sources < 1 or n_samples < 2 or n_oracle < 2:
-        raise ValueError(f"need n_sources >= 1, n_samples >= 2 and n_oracle >= 2, got {n_sources}, {n_samples}, {n_oracle}")
+    if n_sources < 1 or n_samples < 2 or n_oracle < (2 if split == "test" else 0):
+        raise ValueError(f"need n_sources >= 1, n_samples >= 2 and n_oracle >= 2 (>= 0 on a dev split), got "
+                         f"{n_sources}, {n_samples}, {n_oracle}")
     rng = np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split]])
     trees = [world.sample_source(rng) for _ in range(n_sources)]
     if sampler is None:
@@ -206,20 +219,41 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
     eps = string_noise(samples, np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split], 99]), length_bias)
     data = TaskData(world.name, split, seed, trees, samples, trace, eps,
                     np.stack([multiplicities(s) for s in samples]), oracle, heldout, float(calibration))
-    # one pass: candidates against [pseudo-references | oracle references | held-out reference]
+    planted_refs = ([[] for _ in trees] if not n_planted else
+                    planted_references(world, trees, n_planted, seed, PLANTED_STREAMS[split]))
+    # a dev split also scores its candidates against the next source's held-out reference (Study.shuffled_dev)
+    shifted = [[heldout[(s + 1) % n_sources]] if split == "dev" else [] for s in range(n_sources)]
+    # one pass: candidates against [pseudo-references | oracle references | held-out reference | planted draws | shifted]
     stats: dict[str, np.ndarray] = {}
-    both = utility_tensors(samples, [s + o + [h] for s, o, h in zip(samples, oracle, heldout)], utilities, embedder,
-                           chrf_stats=stats)
+    both = utility_tensors(samples, [s + o + [h] + q + x for s, o, h, q, x in zip(samples, oracle, heldout, planted_refs, shifted)],
+                           utilities, embedder, chrf_stats=stats)
     N, K = n_samples, n_oracle
+    if n_planted:
+        data.planted = {u: np.argmax(fr[0][:, :, N + K + 1:N + K + 1 + n_planted].mean(-1), axis=-1) for u, fr in both.items()}
+        data.n_planted = int(n_planted)
+    if split == "dev":
+        data.dev_shuffled = {u: fr[0][:, :, -1] for u, fr in both.items()}
     data.U = {u: (fr[0][:, :, :N], fr[1][:, :, :N]) for u, fr in both.items()}
-    data.O = {u: fr[0][:, :, N:N + K].mean(-1) for u, fr in both.items()}
+    # a dev split without oracle references (n_oracle = 0: no claim reads them) has no O and no chrF statistics
+    data.O = {u: fr[0][:, :, N:N + K].mean(-1) for u, fr in both.items()} if K else {}
     data.dev = {u: fr[0][:, :, N + K] for u, fr in both.items()}
-    if stats:
+    if stats and K:
         data.chrf_stats = {"m": stats["m"][:, :, :, N:N + K].astype(np.int32), "nh": stats["nh"],
                            "nr": stats["nr"][:, :, N:N + K]}
     if exact_logp:
         data.true_logp = np.array([[world.log_prob(t, h) for h in hs] for t, hs in zip(trees, samples)])
     return data
+
+
+PLANTED_STREAMS = {"dev": 11, "test": 12}
+"""The planted control's random streams of p* draws, one per split kind (:func:`planted_references`)."""
+
+
+def planted_references(world: SynTrans, trees: Sequence[dict], n_refs: int, seed: int, stream: int) -> list[list[str]]:
+    """``n_refs`` fresh draws of p* for each source, from the random stream ``[seed, task, 3, stream]``, apart from
+    every other draw of the study (:func:`bayes_selection` and the planted control use these)."""
+    rng = np.random.default_rng([seed, ord(world.name), 3, int(stream)])
+    return [world.sample_references(t, rng, n_refs) for t in trees]
 
 
 # ----------------------------------------------------------------------------- decoders
@@ -352,14 +386,78 @@ def grid_scores(values: np.ndarray, selections: np.ndarray) -> np.ndarray:
     return values[rows[None, :], selections].mean(axis=1)
 
 
-def zscores(scores: np.ndarray) -> np.ndarray:
+def zscores(scores: np.ndarray, unit: Sequence[int] | None = None) -> np.ndarray:
     """z = (score - mean over configs) / std over configs (population std, ddof = 0: ``scipy.stats.zscore``'s
-    default), our reading of the paper's z-scores. A grid whose configurations all score the same gives
-    zeros (no configuration differs from MBR) where scipy would give NaN."""
+    default), our reading of the paper's z-scores. ``unit``: the configurations whose mean and spread define the
+    unit (default: all of them; the chapter uses :func:`paper_grid`). A unit whose configurations all score the
+    same gives zeros (no configuration differs from MBR) where scipy would give NaN."""
     scores = np.asarray(scores, float)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(f"scores: one non-empty 1-d vector of configuration scores, got shape {scores.shape}")
-    return zscore(scores, ddof=0) if scores.std() > 0 else np.zeros_like(scores)
+    if unit is None:
+        return zscore(scores, ddof=0) if scores.std() > 0 else np.zeros_like(scores)
+    ref = scores[np.asarray(unit, dtype=int)]
+    if ref.size == 0:
+        raise ValueError("the z unit needs at least one configuration")
+    sd = ref.std()
+    return (scores - ref.mean()) / sd if sd > 0 else np.zeros_like(scores)
+
+
+def z_gain(scores: np.ndarray, pick: int, base: int, unit: Sequence[int] | None = None) -> float:
+    """``z[pick] - z[base]`` in the unit of :func:`zscores`: the score difference over the unit's spread."""
+    z = zscores(scores, unit)
+    return float(z[pick] - z[base])
+
+
+PAPER_WEIGHT_MAX = 1.0
+"""The paper-like sub-grid (:func:`paper_grid`) keeps the configurations whose channel weights all lie in [0, 1]."""
+
+
+def paper_grid(configs: Sequence[tuple]) -> list[int]:
+    """Indices of the *paper-like* sub-grid: the configurations whose four channel weights all lie in
+    [0, :data:`PAPER_WEIGHT_MAX`] (our reading of a grid over alpha, beta, gamma, delta): R2's
+    ``(lambda, delta, b)`` with finite ``b <= 1`` (no MAP, no b = 2, 4, 8), R1's ``(prior, alpha, beta, gamma,
+    delta)`` with ``beta, delta <= 1``. The planted control belongs to no grid. MBR is always in it."""
+    out = []
+    for i, c in enumerate(configs):
+        if _is_r2_config(c):
+            lam, delta, b = c
+            ok = math.isfinite(b) and b <= PAPER_WEIGHT_MAX
+        elif isinstance(c, tuple) and len(c) == 5 and c[0] in ("u", "m"):
+            ok = all(0.0 <= float(w) <= PAPER_WEIGHT_MAX for w in c[1:])
+        else:
+            ok = False
+        if ok:
+            out.append(i)
+    if not out:
+        raise ValueError("no configuration of the grid lies in the paper-like sub-grid")
+    return out
+
+
+def intersection_union(summaries: Mapping[Any, Any], check) -> tuple[Any, Any]:
+    """The one interval that decides an intersection-union test of "every setting's mean lies in ``check``'s
+    region" (an ``at_least`` or ``at_most`` region), from one :class:`~icml26.stats.SeedSummary` per setting:
+    an undefined one (NaN) first; else one wholly outside the region (the farthest: the lowest upper end for
+    ``at_least``, the highest lower end for ``at_most``); else the least favourable (the lowest lower end, or the
+    highest upper end). Its interval lies inside the region iff every setting's does, and wholly outside it iff
+    some setting's does; each setting keeps its own mean (no minimum over noisy means). Returns ``(key, summary)``."""
+    if not summaries:
+        raise ValueError("intersection_union needs at least one setting")
+    region = check.region()
+    if region is None or (math.isinf(region[0]) == math.isinf(region[1])):
+        raise ValueError(f"intersection_union needs a one-sided region (at_least or at_most), got {check.describe()}")
+    upper = math.isinf(region[0])            # at_most: the region is (-inf, bound]
+    bound = region[1] if upper else region[0]
+    undefined = [k for k, v in summaries.items() if not (np.isfinite(v.ci_low) and np.isfinite(v.ci_high))]
+    if undefined:
+        return undefined[0], summaries[undefined[0]]
+    if upper:
+        out = [k for k, v in summaries.items() if v.ci_low > bound]
+        k = max(out, key=lambda k: summaries[k].ci_low) if out else max(summaries, key=lambda k: summaries[k].ci_high)
+    else:
+        out = [k for k, v in summaries.items() if v.ci_high < bound]
+        k = min(out, key=lambda k: summaries[k].ci_high) if out else min(summaries, key=lambda k: summaries[k].ci_low)
+    return k, summaries[k]
 
 
 def score_correlation(data: TaskData, utility: str, weights) -> float:
@@ -412,16 +510,22 @@ def r1_configs(lams: Sequence[float], betas: Sequence[float], deltas: Sequence[f
 
 def r1_grid_selections(data: TaskData, utility: str, configs: Sequence[tuple[str, float, float, float, float]]) -> np.ndarray:
     """(n_configs, S) R1 selections (:func:`icml26.mbr.r1_scores`), the four log-terms
-    (:func:`icml26.mbr.decode.r1_terms`) computed once per split and utility."""
+    (:func:`icml26.mbr.decode.r1_terms`) computed once per split and utility. The hypothesis prior does not
+    depend on the reference, so ``beta * log pi_H(h)`` comes out of the log-sum-exp: one log-sum-exp per
+    (prior, alpha, gamma, delta), shared by every beta."""
     key = ("r1_terms", utility)
     if key not in data._cache:
         data._cache[key] = r1_terms(*data.U[utility])
     A, G, PH_u, PR_u = data._cache[key]
-    priors = {"u": (PH_u, PR_u), "m": (data.lbar[:, :, None], data.lbar[:, None, :])}
+    priors = {"u": (PH_u[..., 0], PR_u), "m": (data.lbar, data.lbar[:, None, :])}
+    inner: dict[tuple, np.ndarray] = {}
     out = []
     for prior, a, b, g, d in configs:
         PH, PR = priors[prior]
-        out.append(np.argmax(logsumexp(a * A + g * G + b * PH + d * PR, axis=-1), axis=-1))
+        k = (prior, a, g, d)
+        if k not in inner:
+            inner[k] = logsumexp(a * A + g * G + d * PR, axis=-1)
+        out.append(np.argmax(inner[k] + b * PH, axis=-1))
     return np.stack(out)
 
 
@@ -519,6 +623,27 @@ class Study:
         sel, test, dev = evaluate_grid(self.splits, configs, self.utilities, selector=r1_grid_selections)
         return dataclasses.replace(self, configs=list(configs), selections=sel, test=test, dev=dev, mbr_config=R1_MBR_CONFIG)
 
+    def shuffled_dev(self) -> "Study":
+        """The same grid, tuned on a *shuffled* dev signal: every dev source's held-out reference replaced by the
+        next source's (a cyclic shift within the split), so the signal keeps the utility's generic preferences
+        (length, frequent tokens) and loses what it says about this source. The null of the channel-advice
+        claims: a dev optimum that this signal reproduces says nothing about the source. Test scores unchanged."""
+        dev = {}
+        for (seed, task, split), d in self.splits.items():
+            if split != "dev":
+                continue
+            signal = d.dev_shuffled                          # computed with the split (build_split)
+            if not set(self.utilities) <= set(signal):
+                key = ("dev_shuffled", tuple(self.utilities))
+                if key not in d._cache:
+                    other = np.roll(np.arange(d.n_sources), -1)
+                    both = utility_tensors(d.samples, [[d.heldout[j]] for j in other], self.utilities, self.embedders[task])
+                    d._cache[key] = {u: fr[0][:, :, 0] for u, fr in both.items()}
+                signal = d._cache[key]
+            for u in self.utilities:
+                dev[(seed, task, u)] = grid_scores(signal[u], self.selections[(seed, task, split, u)])
+        return dataclasses.replace(self, dev=dev)
+
     def with_planted(self, n_refs: int) -> "Study":
         """This grid plus a *planted* configuration, :data:`PLANTED`, that selects on every split the candidate
         with the best expected utility over ``n_refs`` fresh draws of p* (:func:`bayes_selection`), drawn apart
@@ -531,8 +656,9 @@ class Study:
         have; the control then measured that mismatch, not the pipeline's power.)"""
         sel, test, dev = dict(self.selections), dict(self.test), dict(self.dev)
         for (seed, task, split), d in self.splits.items():
-            picks = bayes_selection(self.worlds[task], d, self.utilities, n_refs, d.n_sources, seed,
-                                    self.embedders[task], stream={"dev": 11, "test": 12}[split])
+            picks = (d.planted if d.n_planted == n_refs and set(self.utilities) <= set(d.planted) else
+                     bayes_selection(self.worlds[task], d, self.utilities, n_refs, d.n_sources, seed,
+                                     self.embedders[task], stream=PLANTED_STREAMS[split]))
             for u in self.utilities:
                 planted = picks[u]
                 sel[(seed, task, split, u)] = np.vstack([self.selections[(seed, task, split, u)], planted[None]])
@@ -581,15 +707,16 @@ def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = 
     calibration = float(p.get("calibration", 1.0)) if model == "oracle-noise" else 1.0
     seeds = [int(p["seed"]) + r for r in range(int(p["n_seeds"]))]
     jobs = [(s, t, sp) for s in seeds for t in p["tasks"] for sp in ("dev", "test")]
-    # dev: WMT-sized (n_dev_sources), few oracle references (no claim reads them); test: n_sources, K
-    size = {"dev": (p.get("n_dev_sources", p["n_sources"]), p.get("n_dev_oracle", p["n_oracle"])),
+    # dev: WMT-sized (n_dev_sources), n_dev_oracle oracle references (default 0: no claim reads them); test: n_sources, K
+    size = {"dev": (p.get("n_dev_sources", p["n_sources"]), p.get("n_dev_oracle", 0)),
             "test": (p["n_sources"], p["n_oracle"])}
     splits = {}
     for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
         sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
         splits[(s, t, sp)] = build_split(worlds[t], sp, size[sp][0], p["n_samples"], size[sp][1], s, noise,
                                          p["utilities"], embedders[t], sampler=sampler, calibration=calibration,
-                                         length_bias=float(p.get("length_bias", 0.0)))
+                                         length_bias=float(p.get("length_bias", 0.0)),
+                                         n_planted=int(p.get("n_planted_refs", 0)))
     configs = grid_configs(p["lams"], p["deltas"], p["betas"])
     sel, test, dev = evaluate_grid(splits, configs, p["utilities"])
     curves = {t: list(m.losses) for t, m in getattr(sampler_factory, "models", {}).items()}
@@ -605,16 +732,16 @@ def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n
     stream of p* draws (the regret oracle uses the default, the planted control its own)."""
     if n_refs < 2 or not 1 <= n_sources <= data.n_sources:
         raise ValueError(f"need n_refs >= 2 and 1 <= n_sources <= {data.n_sources}, got {n_refs}, {n_sources}")
-    rng = np.random.default_rng([seed, ord(world.name), 3, int(stream)])
-    refs = [world.sample_references(t, rng, n_refs) for t in data.trees[:n_sources]]
+    refs = planted_references(world, data.trees[:n_sources], n_refs, seed, stream)
     both = utility_tensors(data.samples[:n_sources], refs, tuple(utilities), embedder)
     return {u: np.argmax(fwd.mean(-1), axis=-1) for u, (fwd, _) in both.items()}
 
 
 __all__ = [
     "CHANNEL_SUBSETS", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
-    "PLANTED", "R1_MBR_CONFIG", "bayes_selection", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
-    "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "make_world", "mix_scores", "paired_bootstrap",
+    "PLANTED", "PLANTED_STREAMS", "R1_MBR_CONFIG", "bayes_selection", "planted_references", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
+    "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "intersection_union", "make_world", "mix_scores",
+    "paired_bootstrap", "PAPER_WEIGHT_MAX", "paper_grid", "z_gain",
     "r1_configs", "r1_grid_selections", "reference_weights", "rowwise_spearman", "run_study", "score_correlation",
     "select", "select_config", "shared_tokens", "source_text", "spearman", "string_noise", "zscores",
 ]

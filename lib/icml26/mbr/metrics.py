@@ -255,13 +255,21 @@ class ConceptEmbedder:
         return v
 
     def embed(self, sentences: Sequence[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
-        """Padded contextual embeddings (n, L, d) and a validity mask (n, L)."""
+        """Padded contextual embeddings (n, L, d) and a validity mask (n, L).
+
+        Vectorised: every distinct token is looked up once (:meth:`vector`) and the rows are gathered from
+        that table by index (index 0: the zero vector of a padding position)."""
         L = max((len(t) for t in sentences), default=1) or 1
-        E = np.zeros((len(sentences), L, self.dim)); mask = np.zeros((len(sentences), L), dtype=bool)
+        index: dict[str, int] = {}
+        ids = np.zeros((len(sentences), L), dtype=np.intp)
         for i, toks in enumerate(sentences):
-            for j, t in enumerate(toks):
-                E[i, j] = self.vector(t)
-            mask[i, : len(toks)] = True
+            if toks:
+                ids[i, : len(toks)] = [index.setdefault(t, len(index) + 1) for t in toks]
+        mask = ids > 0
+        table = np.zeros((len(index) + 1, self.dim))
+        for t, k in index.items():
+            table[k] = self.vector(t)
+        E = table[ids]
         if self.context:
             ctx = np.zeros_like(E)
             ctx[:, 1:] += E[:, :-1]; ctx[:, :-1] += E[:, 1:]   # padding rows are zero vectors
@@ -270,16 +278,78 @@ class ConceptEmbedder:
         return E, mask
 
 
+def _flat_tokens(sentences: Sequence[str], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All sentences' tokens, concatenated: (token ids into ``index``, extended in place, id 0 standing for the
+    one zero-vector token an empty sentence gets), each sentence's first position (n + 1 offsets) and its true
+    token count."""
+    toks = [t.split() for t in sentences]
+    lens = np.array([len(t) for t in toks], dtype=np.intp)
+    ids = [index.setdefault(w, len(index) + 1) for t in toks for w in (t or ("",))] if toks else []
+    if "" in index:   # the empty sentence's placeholder is the zero vector, id 0, not a token
+        ids = [0 if k == index[""] else k for k in ids]
+    starts = np.concatenate([[0], np.cumsum(np.maximum(lens, 1))])
+    return np.asarray(ids, dtype=np.intp), starts, lens
+
+
+def _contextual(table: np.ndarray, ids: np.ndarray, starts: np.ndarray, context: float) -> np.ndarray:
+    """Contextual unit vectors of a run of whole sentences (``starts``: their first positions, relative, with the
+    end as last entry): ``normalise(v_i + context * (v_{i-1} + v_{i+1}))`` within each sentence, exactly
+    :meth:`ConceptEmbedder.embed` without the padding."""
+    E = table[ids]
+    if not context:
+        return E
+    prev = np.zeros_like(E); nxt = np.zeros_like(E)
+    prev[1:] = E[:-1]; nxt[:-1] = E[1:]
+    prev[starts[:-1]] = 0.0; nxt[starts[1:] - 1] = 0.0          # no neighbour across sentences
+    E = E + context * (prev + nxt)
+    return E / np.maximum(np.linalg.norm(E, axis=-1, keepdims=True), _EPS)
+
+
+def _softf1_tensors(flat_h: Sequence[str], flat_r: Sequence[str], S: int, N: int, K: int,
+                    emb: "ConceptEmbedder") -> tuple[np.ndarray, np.ndarray]:
+    """SoftF1 (S, N, K) in both directions without padding: per source, one matrix of cosines between all
+    hypothesis tokens and all reference tokens, maxima and sums over each sentence's segment
+    (``ufunc.reduceat``). An empty sentence is one zero-vector token: its cosines are 0, so it matches nothing
+    and, with its true length of 0 (divided as 1), scores 0 as in :func:`_softf1_group`."""
+    index: dict[str, int] = {}
+    ih, sh, lh = _flat_tokens(flat_h, index)
+    ir, sr, lr = _flat_tokens(flat_r, index)
+    table = np.zeros((len(index) + 1, emb.dim))
+    for t, k in index.items():
+        if t:
+            table[k] = emb.vector(t)
+    nh = np.maximum(lh, 1).astype(float); nr = np.maximum(lr, 1).astype(float)
+    fwd = np.empty((S, N, K)); rev = np.empty((S, N, K))
+    for s in range(S):
+        a0, a1 = sh[s * N], sh[(s + 1) * N]; b0, b1 = sr[s * K], sr[(s + 1) * K]
+        hs, rs = sh[s * N:(s + 1) * N + 1] - a0, sr[s * K:(s + 1) * K + 1] - b0
+        Eh = _contextual(table, ih[a0:a1], hs, emb.context); Er = _contextual(table, ir[b0:b1], rs, emb.context)
+        sim = Eh @ Er.T                                                            # (hyp tokens, ref tokens)
+        s_h = np.maximum(np.maximum.reduceat(sim, rs[:-1], axis=1), 0.0)          # best ref token, per ref
+        s_r = np.maximum(np.maximum.reduceat(sim, hs[:-1], axis=0), 0.0)          # best hyp token, per hyp
+        P = np.add.reduceat(s_h, hs[:-1], axis=0) / nh[s * N:(s + 1) * N, None]     # (N, K)
+        R = np.add.reduceat(s_r, rs[:-1], axis=1) / nr[None, s * K:(s + 1) * K]     # (N, K)
+        fwd[s], rev[s] = _f1(P, R), _f1(R, P)
+    return fwd, rev
+
+
 def _softf1_group(Eh, mh, Er, mr) -> np.ndarray:
-    """Greedy-matching precision and recall (N, K) of N hypotheses against K references; a token's best
-    cosine below 0 counts as no match (0), so SoftF1 lies in [0, 100] like the other utilities."""
+    """Greedy-matching precision and recall (N, K) of N hypotheses against K references, from padded
+    embeddings (:meth:`ConceptEmbedder.embed`): the reference path that :func:`_softf1_tensors` (what
+    :func:`utility_tensors` uses) is tested against. A token's best cosine below 0 counts as no match (0), so
+    SoftF1 lies in [0, 100] like the other utilities.
+
+    Padding positions are zero vectors, so their cosine with anything is 0: a maximum taken over them as well
+    is unchanged once clipped at 0, which lets the maxima run over the padded axes without masking (the
+    arrays are first cut to this group's longest sentence on each side)."""
+    lh = max(int(mh.sum(-1).max()), 1); lr = max(int(mr.sum(-1).max()), 1)
+    Eh, mh, Er, mr = Eh[:, :lh], mh[:, :lh], Er[:, :lr], mr[:, :lr]
     (N, Lh, d), (K, Lr, _) = Eh.shape, Er.shape
-    sim = (Eh.reshape(N * Lh, d) @ Er.reshape(K * Lr, d).T).reshape(N, Lh, K, Lr).transpose(0, 2, 1, 3)
-    neg = -np.inf
-    s_h = np.where(mr[None, :, None, :], sim, neg).max(axis=3)  # (N, K, Lh): best ref token per hyp token
-    s_r = np.where(mh[:, None, :, None], sim, neg).max(axis=2)  # (N, K, Lr)
-    P = np.where(mh[:, None, :], np.maximum(s_h, 0.0), 0.0).sum(-1) / np.maximum(mh.sum(-1), 1)[:, None]
-    R = np.where(mr[None, :, :], np.maximum(s_r, 0.0), 0.0).sum(-1) / np.maximum(mr.sum(-1), 1)[None, :]
+    sim = (Eh.reshape(N * Lh, d) @ Er.reshape(K * Lr, d).T).reshape(N, Lh, K, Lr)
+    s_h = np.maximum(sim.max(axis=3), 0.0).transpose(0, 2, 1)  # (N, K, Lh): best ref token per hyp token
+    s_r = np.maximum(sim.max(axis=1), 0.0)                     # (N, K, Lr): best hyp token per ref token
+    P = (s_h * mh[:, None, :]).sum(-1) / np.maximum(mh.sum(-1), 1)[:, None]
+    R = (s_r * mr[None, :, :]).sum(-1) / np.maximum(mr.sum(-1), 1)[None, :]
     return P, R
 
 
@@ -318,10 +388,16 @@ def utility_tensors(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     surface = [u for u in utilities if u != "softf1"]
     if surface:
-        groups = np.concatenate([np.repeat(np.arange(S), N), np.repeat(np.arange(S), K)])
-        st = NgramStats(flat_h + flat_r, groups)
+        # the usual MBR layout has every group's references start with its hypotheses (H = R, then more): their
+        # n-gram statistics are computed once and the reference rows point at the hypothesis rows
+        shared = N if K >= N and all(list(r[:N]) == list(h) for h, r in zip(hyps, refs)) else 0
+        extra = [r for g in refs for r in g[shared:]]
+        groups = np.concatenate([np.repeat(np.arange(S), N), np.repeat(np.arange(S), K - shared)])
+        st = NgramStats(flat_h + extra, groups)
         nH = S * N
-        hrow, rrow = slice(0, nH), slice(nH, None)
+        hrow = np.arange(nH)
+        s_idx, j_idx = np.divmod(np.arange(S * K), K)
+        rrow = np.where(j_idx < shared, s_idx * N + j_idx, nH + s_idx * (K - shared) + (j_idx - shared))
         if {"chrf", "chrf1"} & set(surface):
             m = np.stack([_blocks(_clipped_matches(C[hrow], C[rrow]), S, N, K) for C in st.char])
             lh = st.char_len[hrow].reshape(S, N, 1); lr = st.char_len[rrow].reshape(S, 1, K)
@@ -339,13 +415,7 @@ def utility_tensors(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]]
             lh = st.word_len[hrow].reshape(S, N, 1); lr = st.word_len[rrow].reshape(S, 1, K)
             out["bleu"] = (bleu_from_stats(m, lh, lr), bleu_from_stats(m, lr, lh))
     if "softf1" in utilities:
-        emb = embedder or ConceptEmbedder()
-        Eh, mh = emb.embed([h.split() for h in flat_h]); Er, mr = emb.embed([r.split() for r in flat_r])
-        fwd = np.zeros((S, N, K)); rev = np.zeros((S, N, K))
-        for s in range(S):
-            P, R = _softf1_group(Eh[s * N:(s + 1) * N], mh[s * N:(s + 1) * N], Er[s * K:(s + 1) * K], mr[s * K:(s + 1) * K])
-            fwd[s], rev[s] = _f1(P, R), _f1(R, P)
-        out["softf1"] = (fwd, rev)
+        out["softf1"] = _softf1_tensors(flat_h, flat_r, S, N, K, embedder or ConceptEmbedder())
     return {u: out[u] for u in utilities}
 
 

@@ -38,26 +38,30 @@ _COMMON: dict[str, Any] = dict(
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # measured (revision 2): whole notebook 36 s through `repro run` (5 seeds x 2 tasks; dev 100, test 50 sources x 12
-    # samples; run_study 6.5 s, regret 8.7 s). 5 seeds since contract v3: at 3 the Student-t interval of the check M1
-    # straddled its bound (7.1 +- 1.2 -> [1.995, 12.2] against >= 2)
-    "smoke": dict(_COMMON, n_seeds=5, n_sources=50, n_samples=12, n_oracle=8, n_dev_sources=100, n_dev_oracle=2, n_planted_refs=16,
+    # measured (revision 3): whole notebook 33 s through `repro run` on the shared 2-core machine (5 seeds x 2 tasks;
+    # dev 100, test 50 sources x 12 samples; run_study 5.8 s, regret 5.2 s). 5 seeds since contract v3: at 3 the
+    # Student-t interval of the check M1 straddled its bound (7.1 +- 1.2 -> [1.995, 12.2] against >= 2)
+    "smoke": dict(_COMMON, n_seeds=5, n_sources=50, n_samples=12, n_oracle=8, n_dev_sources=100, n_planted_refs=16,
                   n_regret=20, n_sacrebleu_pairs=100, n_bootstrap=300),
-    # dev: 1000 sources, the size of a WMT dev set (2 oracle references each: no claim reads them; the planted
+    # dev: 1000 sources, the size of a WMT dev set, with no oracle references (no claim reads them; the planted
     # control draws its own); test 200.
-    # measured: whole notebook 356 s through `repro run` (the book run committed at b17d766) on the shared 2-core
-    # machine, over the 300 s book budget (run_study 143 s, R1 grid 35 s, calibration sweep 15 s, regret 14 s; the
-    # rest in the other cells). The next revision (X2n, GC2 read along the sweep: both reuse computed grids) was
-    # not re-timed at book; its smoke run took 36 s
-    "book": dict(_COMMON, n_seeds=5, n_sources=200, n_samples=24, n_oracle=32, n_dev_sources=1000, n_dev_oracle=2,
-                 n_regret=30),
-    # revision 1 measured 1327 s; revision 2 adds dev splits of 1000 sources (about +8 min of sampling and utilities,
-    # estimated) and the R1 grid and regret oracle (~2 min). A trained seq2seq transformer per task as p_theta (its
-    # own scores, c = 1), 5 seeds x 500 test sources x 32 samples. Training 2 x 4000 steps x 0.053 s ~ 7 min; sampling 20 splits x 16000
-    # sequences at 0.9 ms each ~ 5 min; utilities 2.5x book's cost per split ~ 4.5 min; the calibration sweep on
-    # oracle-noise splits of book size ~ 2 min; grids, R1 and figures ~ 1.5 min (per-step costs measured here)
+    # The last book run (code 1392022) took 641 s through `repro run`, over the 300 s budget. Revision 3 measured
+    # each stage with one-thread probes at book size (CPU seconds per (seed, task): dev split with the planted and
+    # shuffled-dev references 11-12, test split 2.5, R2 grid 0.4, R1 grid 1.8; before: 13.3 + 13.3 (planted) +
+    # 3.5 + 1.9 + 4.4) and cut what bought nothing: SoftF1 without padding (8x), the n-gram statistics of the
+    # candidates computed once when they are also the pseudo-references (3x on BLEU/chrF), the planted and
+    # shuffled-dev references scored in the split's own pass, R1's hypothesis prior taken out of the log-sum-exp
+    # (3x), no dev oracle references. Estimate: ~165 s for the splits and grids, ~20 s sweep, ~9 s regret, ~30 s
+    # the rest: ~225 s of CPU, about 4-5 min on the shared machine (not re-timed at book in this revision)
+    "book": dict(_COMMON, n_seeds=5, n_sources=200, n_samples=24, n_oracle=32, n_dev_sources=1000, n_regret=30),
+    # revision 2 measured 2028 s (the full run committed at b17d766: study 1435 s, R1 76 s, regret 100 s). A trained
+    # seq2seq transformer per task as p_theta (its own scores, c = 1), 5 seeds x 500 test sources x 32 samples.
+    # Training 2 x 4000 steps x 0.053 s ~ 7 min; sampling 20 splits x 16000 sequences at 0.9 ms each ~ 5 min; with
+    # revision 3's kernels the utilities (planted control included) ~ 4.5 min, the calibration sweep on oracle-noise
+    # splits of book size ~ 1.5 min, R1, regret, grids and figures ~ 2 min: ~20 min estimated (per-step costs
+    # measured here; not re-run in this revision)
     "full": dict(_COMMON, n_seeds=5, n_sources=500, n_samples=32, n_oracle=32, model="seq2seq", n_dev_sources=1000,
-                 n_dev_oracle=2, n_regret=100,
+                 n_regret=100,
                  seq2seq=dict(d_model=96, heads=4, layers=1, steps=4000, batch=64, lr=2e-3, n_train=30000,
                               max_len=48, epsilon=0.02),
                  sweep=dict(n_seeds=5, n_sources=200, n_samples=24, n_oracle=32, n_dev_sources=1000)),
