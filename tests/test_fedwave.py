@@ -278,8 +278,10 @@ def test_batched_clients_equal_sequential_clients(base):
 
 def test_one_client_fedavg_is_local_training(base):
     """Aggregation control: with a single client, R rounds of FedAvg (client trains from the global, server
-    averages) follow exactly the local-only trajectory (the same Adam restarts, batches and lr schedule), so
-    the federated runs' gap to local-only comes from averaging several clients, not from the server plumbing."""
+    averages) follow exactly the trajectory of that client training alone with the same Adam restarts, batches
+    and lr schedule, so the federated runs' gap to training alone comes from averaging several clients, not from
+    the server plumbing (the chapter's local-only arm keeps one Adam across rounds instead: it has no round to
+    restart at)."""
     from icml26.fedwave.federated import local_train_all, round_lr
 
     model = Adapted(base, CFG, "strict_chain", seed=1)

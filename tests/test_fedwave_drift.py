@@ -154,8 +154,9 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
         ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
     cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2, 3e-2), shared_E=2, shared_n_val=2, sweep_seed=0,
                sweep_methods=("FedAvg-single", "SCAFFOLD-single"), seeds=(1,))
-    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2, centralized-eq (tuned on its own) at 1e-2
-    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "centralized-eq": 1e-2,
+    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2, local-only at 1e-2; centralized-eq would be best at
+    # 3e-2 on its own, but it is not swept: it takes local-only's choice (P1 changes the data and nothing else)
+    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "centralized-eq": 3e-2,
                "local-only": 1e-2}
     monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (
         np.array([1.0 if res.tag[1] == best_lr[res.tag[0]] else 0.5]), 0.0))
@@ -171,10 +172,12 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
     out = ex.drift_sweep(base, cfg)
     assert out["choice"]["FedAvg-single"] == (1, 1e-2)
     assert out["choice"]["SCAFFOLD-single"] == (1, 3e-2)            # tuned on its own, not tied to FedAvg's lr
-    assert out["choice"]["centralized"] == (2, 3e-2) and out["choice"]["centralized-eq"] == (2, 1e-2)
+    assert out["choice"]["centralized"] == (2, 3e-2) and out["choice"]["local-only"] == (2, 1e-2)
+    assert out["choice"]["centralized-eq"] == out["choice"]["local-only"]
     assert out["choice"]["FedAvg-rank-matched"] == out["choice"]["FedAvg-single"]
-    # the full E x lr grid for the swept methods, lr at E = shared_E for the three others; no run twice
-    assert len(calls) == len(set(calls)) == 2 * 2 * 2 + 3 * 2
+    # the full E x lr grid for the swept methods, lr at E = shared_E for centralized and local-only; no run twice
+    assert len(calls) == len(set(calls)) == 2 * 2 * 2 + 2 * 2
+    assert not any(m == "centralized-eq" for m, _, _ in calls)
     assert ("SCAFFOLD-single", 1, 1e-2) in calls and ("SCAFFOLD-single", 2, 1e-2) in calls
     assert ex.lr_at_edge(out["grid"], out["choice"], cfg["sweep_lr"]) == sorted(
         m for m in out["choice"] if m not in ex.SHARED_TIED)
@@ -240,3 +243,36 @@ def test_fedprox_and_scaffold_are_fedavg_at_one_local_step_and_differ_at_two(bas
             assert gap(scaf, avg) < 1e-5
         else:
             assert gap(prox, avg) > 1e-6 and gap(scaf, avg) > 1e-6
+
+
+def test_arms_without_communication_keep_one_adam(base, monkeypatch):
+    """local-only, centralized and centralized-eq keep one Adam for all their rounds (no round to restart at), the
+    federated methods build one per round (OpenFedLLM's new Trainer); a kept optimiser continues exactly where one
+    longer run would be, and refuses parameters other than those it returned."""
+    from icml26.fedwave import federated as F
+
+    made = []
+
+    class Counting(torch.optim.Adam):
+        def __init__(self, *a, **kw):
+            made.append(1)
+            super().__init__(*a, **kw)
+    monkeypatch.setattr(F.torch.optim, "Adam", Counting)
+    cfg = dict(CFG, rounds=2, local_steps=1, batch=4, workflow="shared", n_per_client=4)
+    for m, n in (("local-only", 1), ("centralized-eq", 1), ("FedAvg-single", 2)):     # centralized: centralized-eq's branch
+        made.clear()
+        run_method(m, base, cfg, seed=1)
+        assert len(made) == n, m
+    monkeypatch.undo()
+    model = Adapted(base, CFG, None)
+    clients = [Client(k, D.shared_stage_pairs(k, 6, np.random.default_rng(k))) for k in range(2)]
+    start = [model.get_params()] * 2
+    one = local_train_all(model, clients, start, 4, 0.01, 3, torch.Generator().manual_seed(0))
+    keep: dict = {}
+    g = torch.Generator().manual_seed(0)
+    half = local_train_all(model, clients, start, 2, 0.01, 3, g, keep=keep)
+    two = local_train_all(model, clients, half, 2, 0.01, 3, g, keep=keep)
+    for c in range(2):
+        assert all(torch.allclose(one[c][k], two[c][k], atol=1e-7) for k in one[c])
+    with pytest.raises(ValueError, match="previous call"):
+        local_train_all(model, clients, start, 1, 0.01, 3, g, keep=keep)

@@ -15,7 +15,8 @@ needs and the first one lacks (review v2 section 1 (a)-(c)):
 * (a) stages that share structure: every stage applies the same digit substitution sigma(v) = (7 v + 3) mod 10
   (a bijection without fixed point, so copying gets no digit right), then signs the record with its own stamp, the
   last digit overwritten by k: f^s_k(z) = sigma(z)_{1..L-1} k (the stages still clash: one input, four outputs);
-* (b) clients with scarce data (the presets' ``shared_n_per_client``, 64 pairs);
+* (b) clients with scarce data (the presets' ``shared_n_per_client``, 16 pairs: too few to learn sigma alone, while
+  the 64 of all four clients teach it much better, the gate P1; with 64 pairs each, local-only learnt it alone);
 * (c) the stage instruction in the prompt: ``BOS I_k z SEP f^s_k(z) EOS``, I_k one of four instruction tokens
   (ids 14..17), like the role text of the paper's alpaca prompts. Raw strings have 3..6 digits so that I_k z fits.
 
@@ -258,7 +259,7 @@ def shared_stage_pairs(k: int, n: int, rng: np.random.Generator) -> PairSet:
 
 
 def shared_client_datasets(n_per_client: int, rng: np.random.Generator) -> list[PairSet]:
-    """One stage-local PairSet per client of the shared workflow (scarce: the presets hold 64 pairs each)."""
+    """One stage-local PairSet per client of the shared workflow (scarce: the presets hold 16 pairs each)."""
     return [shared_stage_pairs(k, n_per_client, rng) for k in range(N_STAGES)]
 
 

@@ -28,8 +28,12 @@ with its ``FitRes`` list.
 
 At E = 1 local step per round FedProx and SCAFFOLD are FedAvg by their definitions, whatever the local optimizer
 (tested): the proximal gradient mu (theta - theta_g) vanishes at the one step's start theta = theta_g, and SCAFFOLD's
-corrections lr (c - c_i) average to 0 over the clients (c = mean_i c_i with every client sampled). Local training
-builds a fresh Adam every round, as OpenFedLLM builds a new Trainer every round.
+corrections lr (c - c_i) average to 0 over the clients (c = mean_i c_i with every client sampled). A federated
+client's local training builds a fresh Adam every round, as OpenFedLLM builds a new Trainer every round. The
+non-federated regimes (local-only, centralized, centralized-eq) have no round to restart at: each keeps one Adam for
+all its steps (the rounds only set the cosine learning rate and when curves are read). Restarted every few steps at
+the larger swept rates, a centralized run's first, sign-like Adam steps on a low-noise pooled gradient could throw the
+adapters far from the base's copy skill and leave the model at EM 0 on some seeds (`experiments.SHARED_TIED`).
 
 `lora_product_mismatch` measures the bias of averaging the factors separately: (1/K) sum B_k A_k - B_bar A_bar
 = (1/K) sum (B_k - B_bar)(A_k - A_bar) (the Theory section's identity).
@@ -227,10 +231,20 @@ class Client:
 
 
 def local_train(model: Adapted, client: Client, steps: int, lr: float, batch: int, gen: torch.Generator,
-                prox: tuple[float, Params] | None = None, reg: bool = False, round_id: int = 0) -> float:
-    """E local Adam steps on the client's data (a fresh optimiser per round, as OpenFedLLM's trainer)."""
+                prox: tuple[float, Params] | None = None, reg: bool = False, round_id: int = 0,
+                opt: torch.optim.Optimizer | None = None) -> float:
+    """E local Adam steps on the client's data: a fresh optimiser per call (per round, as OpenFedLLM's trainer), or
+    ``opt``, an Adam over ``model``'s trainable parameters that the caller keeps across calls (the non-federated
+    regimes, `run_method`), its learning rate set to ``lr``."""
     params = list(model.trainable().values())
-    opt = torch.optim.Adam(params, lr=lr)
+    if opt is None:
+        opt = torch.optim.Adam(params, lr=lr)
+    else:
+        held = {id(p) for g in opt.param_groups for p in g["params"]}
+        if held != {id(p) for p in params}:
+            raise ValueError("opt must hold exactly the model's trainable parameters")
+        for group in opt.param_groups:
+            group["lr"] = lr
     named = model.trainable()
     last = float("nan")
     for _ in range(steps):
@@ -301,16 +315,29 @@ def batched_loss(model: "Adapted", P: Params, ids: torch.Tensor, mask: torch.Ten
 def local_train_all(model: "Adapted", clients: Sequence["Client"], starts: Sequence[Params], steps: int, lr: float,
                     batch: int, gen: torch.Generator, prox: tuple[float, Params] | None = None, reg: bool = False,
                     round_id: int = 0, corrections: Sequence[Params] | None = None,
-                    optimizer: str = "adam") -> list[Params]:
+                    optimizer: str = "adam", keep: dict | None = None) -> list[Params]:
     """`local_train` of every client at once (client-stacked parameters, one Adam over the stack: Adam is
     elementwise, so this is each client's own Adam). Returns each client's parameters after E steps.
     ``corrections``: SCAFFOLD's c - c_i per client, applied after every step as y <- y - lr (c - c_i)
-    (`Scaffold`); ``optimizer``: ``"adam"`` (the chapter's) or ``"sgd"``."""
+    (`Scaffold`); ``optimizer``: ``"adam"`` (the chapter's) or ``"sgd"``. ``keep``: None builds a fresh optimiser
+    (per round, as OpenFedLLM's trainer); a dict carries the stacked parameters and their optimiser from one call to
+    the next (clients that train alone, `run_method`'s ``local`` regime): the first call fills it, later calls
+    continue from it and require ``starts`` to be the parameters the previous call returned."""
     keys = list(starts[0])
-    P = {k: torch.stack([s[k] for s in starts]).clone().requires_grad_(True) for k in keys}
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
-    opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(list(P.values()), lr=lr)
+    if keep:
+        P, opt = keep["P"], keep["opt"]
+        if set(P) != set(keys) or any(not torch.equal(P[k][c], s[k]) for c, s in enumerate(starts) for k in keys):
+            raise ValueError("keep holds other parameters than starts: a kept optimiser continues only from the "
+                             "parameters its previous call returned")
+        for group in opt.param_groups:
+            group["lr"] = lr
+    else:
+        P = {k: torch.stack([s[k] for s in starts]).clone().requires_grad_(True) for k in keys}
+        opt = (torch.optim.Adam if optimizer == "adam" else torch.optim.SGD)(list(P.values()), lr=lr)
+        if keep is not None:
+            keep.update(P=P, opt=opt)
     corr = None
     if corrections is not None:
         if len(corrections) != len(clients):
@@ -375,7 +402,7 @@ with every example fed the constant stage id K-1 (same layer, same parameters, a
 without the stage signal); ``FedAvg-rank-matched`` is FedAvg-single at the LoRA rank whose parameter count is
 nearest to LoRA + VCL (`matched_lora_rank`); ``centralized-eq`` is centralized training with as many updates per
 round as one client (E steps of batch K B, the examples of all clients), where ``centralized`` takes K E steps of
-batch B."""
+batch B. local-only, centralized and centralized-eq keep one Adam across their rounds (module docstring)."""
 
 RANK_MATCHED = ("FedAvg-rank-matched",)
 
@@ -451,17 +478,19 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
         # batch K B (as many updates as one client, the same examples as all clients together)
         steps, batch = (E * N_STAGES, B) if regime == "central" else (E, B * N_STAGES)
         pooled = Client(-1, PairSet.concat(local))
+        opt = torch.optim.Adam(list(model.trainable().values()), lr=cfg["lr"])   # one trainer: no rounds to restart at
         for r in range(R):
             model.set_params(out.states[0])
-            local_train(model, pooled, steps, round_lr(cfg, r), batch, gen, reg=reg, round_id=r)
+            local_train(model, pooled, steps, round_lr(cfg, r), batch, gen, reg=reg, round_id=r, opt=opt)
             p = model.get_params()
             out.states = {k: p for k in range(N_STAGES)}
             _record(out, curve_fn, model)
         return out
     if regime == "local":
+        keep: dict = {}                                     # each client alone: one Adam for all its steps
         for r in range(R):
             new = local_train_all(model, clients, [out.states[c.cid] for c in clients], E, round_lr(cfg, r), B, gen,
-                                  reg=reg, round_id=r)
+                                  reg=reg, round_id=r, keep=keep)
             out.states = {c.cid: p for c, p in zip(clients, new)}
             _record(out, curve_fn, model)
         return out
