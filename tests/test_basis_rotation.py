@@ -97,10 +97,11 @@ def test_pipeline_uses_stashed_weights_with_stage_delays():
     assert pipe.delays == [2, 1, 0]
     firsts = [ps[0] for ps in pipe.stage_params]
     init = [float(p.detach().flatten()[0]) for p in firsts]
+    owner = {id(p): (mod, name) for mod in model.modules() for name, p in mod.named_parameters(recurse=False)}
     seen = []
 
-    def loss():
-        seen.append([float(p.detach().flatten()[0]) for p in firsts])
+    def loss():   # what the forward sees: the tensors bound to the modules during the call (functional_call)
+        seen.append([float(getattr(*owner[id(p)]).detach().flatten()[0]) for p in firsts])
         return model(torch.ones(1, 1)).sum()
 
     for u in range(5):

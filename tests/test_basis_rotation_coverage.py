@@ -154,3 +154,59 @@ def test_gpu_variant_only_on_cuda_and_cpu_presets_untouched():
         assert tuple(mc["aux_seeds"]) == tuple(mc["seeds"])[:len(mc["aux_seeds"])]       # a prefix: pairs line up
         mm = mc["matched"]
         assert mc["lr"] in mm["base_lrs"] and mc["lr"] in mm["br_lrs"] and 0 < mm["tol"] < 1
+
+
+def test_worker_path_rebuilds_the_task_and_gives_the_same_run():
+    """A pool worker rebuilds the task from its spec and trains the same run, number for number (the chapter's P0
+    checks the real pool at book and full); sweep_workers keeps one process where a pool cannot help."""
+    from icml26.basis_rotation.experiments import _one_run, _run_in_worker
+
+    cfg = dict(d_in=4, d_out=2, width=8, n_blocks=2, n_train=64, cond=3.0, batch=8, parallel=True)
+    task = br.mlp_task(cfg, device="cpu")
+    kw = dict(steps=6, lr=1e-3, eval_every=2, warmup=1, freq=2, shampoo_beta=0.9)
+    for job in (("AdamW", 2, 0), ("BR (2nd, bi)", 2, 1)):
+        a, b = _one_run(task, job, kw), _run_in_worker(task.spec, job, kw)
+        assert np.array_equal(a.eval_loss, b.eval_loss) and np.array_equal(a.train_loss, b.train_loss)
+    out = br.run_sweeps(task, {"x": dict(methods=("AdamW",), Ps=(1, 2), seeds=(0,), **kw)})
+    assert list(out["x"]) == [("AdamW", 1, 0), ("AdamW", 2, 0)]
+    assert br.sweep_workers(task, parallel=False) == 1
+    assert br.sweep_workers(br.Task("t", None, None, None, None), parallel=True) == 1     # no spec: in process
+    assert br.sweep_workers(task, parallel=True) >= 1
+
+
+def test_lr_frontier_reads_each_rate():
+    mk = lambda P, s, ev: br.TrainRun("A", P, s, np.zeros(3), np.array([10, 20, 30]), np.array(ev))
+    runs = {1e-3: {("A", 1, 0): mk(1, 0, [2.0, 1.0, 0.5]), ("A", 8, 0): mk(8, 0, [2.0, 2.0, 1.0])},
+            3e-3: {("A", 1, 0): mk(1, 0, [1.0, 0.5, 0.5]), ("A", 8, 0): mk(8, 0, [2.0, 2.0, 2.0])},
+            1e-2: {("A", 1, 0): mk(1, 0, [1.0, 0.5, 0.5])}}                              # no deep run: left out
+    fr = br.lr_frontier(runs, "A", 8, 1.0, 30)
+    assert list(fr) == [1e-3, 3e-3]
+    assert fr[1e-3]["it1"][0].tolist() == [20] and fr[1e-3]["slowdown"].tolist() == [1.5] and not fr[1e-3]["lower"].any()
+    assert fr[3e-3]["slowdown"].tolist() == [3.0] and fr[3e-3]["lower"].all()             # censored at P = 8: a bound
+    # between the rates, in log count and log slowdown: counts 10 (slowdown 3) and 20 (slowdown 1.5)
+    assert br.frontier_at(fr, 20) == pytest.approx(1.5) and br.frontier_at(fr, 10) == pytest.approx(3.0)
+    assert br.frontier_at(fr, 10 * 2 ** 0.5) == pytest.approx((3.0 * 1.5) ** 0.5)
+    assert math.isnan(br.frontier_at(fr, 5)) and math.isnan(br.frontier_at(fr, 40))
+
+
+def test_verdict_readings():
+    from icml26.stats import over_seeds, paired_difference
+
+    assert br.join_reasons("", "a", "", "b") == "a; b" and br.join_reasons() == ""
+    assert br.gate("C4p", "reproduced", "gap") == ""
+    assert br.gate("C4p", "not reproduced", "gap") == "gap (C4p not reproduced)"
+    with pytest.raises(ValueError):
+        br.gate("C4p", "inconclusive", "")
+    s = over_seeds([0.30, 0.32, 0.31])
+    assert br.pipeline_reason("censored") == "censored"
+    assert br.pipeline_reason("", s, "at_least", declared=0.2, lenient=0.1, strict=0.25) == ""     # a clear pass
+    assert "strict" in br.pipeline_reason("", s, "at_least", declared=0.2, lenient=0.1, strict=0.5)
+    with pytest.raises(ValueError):
+        br.pipeline_reason("", s, "at_least")
+    assert br.censored_ratio_reason("A", [True, False], "B", [False, True]) == ""
+    assert "1 of 2 seeds" in br.censored_ratio_reason("A", [True, False], "B", [True, True])
+    d = paired_difference([3.0, 3.2, 3.1], [1.0, 1.1, 1.2])
+    assert br.compare_censored(d, [False] * 3, [False] * 3, "c", "m", 8).startswith("above m")
+    assert br.compare_censored(d, [True] * 3, [False] * 3, "c", "m", 8).startswith("above m")   # a bound above a value
+    assert br.compare_censored(d, [False] * 3, [True] * 3, "c", "m", 8).startswith("not distinguishable")
+    assert br.compare_censored(d, [True] * 3, [True] * 3, "c", "m", 8).startswith("not comparable")

@@ -26,16 +26,20 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
   :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
   :func:`hessian_diagnostic` (with a random-rotation control), :data:`PRESETS`
 * the headline at matched synchronous speed (claim C4m): :func:`fastest_lr`, :func:`matched_lr`, :func:`secant_lr` (the rule
-  that picks each method's learning rate from its grid), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds)
+  that picks each method's learning rate from its grid), :func:`lr_frontier` (slowdown against synchronous speed over a
+  grid) and :func:`frontier_at` (read between its rates), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds)
+* parallel runs: :func:`run_sweeps` (several sweeps at once, in a pool of single-thread workers), :func:`sweep_workers`
+* readings before a verdict (:mod:`~icml26.basis_rotation.verdicts`): :func:`gate`, :func:`pipeline_reason`,
+  :func:`censored_ratio_reason`, :func:`compare_censored`, :func:`join_reasons`
 """
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
 from .experiments import (Task, alignment_sweep, censoring_reason, delay_sweep, depth_growth, exact_invariance,
-                          fastest_lr, final_loss, gpt_task, hessian_diagnostic, intersection_union, levels_2d,
-                          matched_lr, mean_curve, mlp_task, r_2d, secant_lr, seed_iterations, seed_slowdown, slowdown_sweep,
+                          fastest_lr, final_loss, gpt_task, hessian_diagnostic, intersection_union, levels_2d, lr_frontier, frontier_at,
+                          matched_lr, mean_curve, mlp_task, r_2d, run_sweeps, secant_lr, seed_iterations, seed_slowdown, slowdown_sweep,
                           slowdown_table, slowdown_vs_target, stash_degradation, stash_mode_gaps, subset_seeds,
-                          trajectories_2d)
+                          sweep_workers, trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
@@ -45,6 +49,7 @@ from .pipeline import (T_CORR_FRACTION, WARMUP_FRACTION, AsyncPipeline, TrainRun
 from .presets import PRESETS
 from .theory import (CARRY_LAWS, PAPER_P, PAPER_SLOWDOWN, PAPER_SYNC_RATIO, band_reading, strict_end, carry_band, equivalent_staleness,
                      fit_alpha, lenient_end, scaled_ratio, scaled_reduction, scaled_slowdown)
+from .verdicts import censored_ratio_reason, compare_censored, gate, join_reasons, pipeline_reason
 from .toys import (KRON_METHODS, TOY_METHODS, QuadraticRun, kronecker_regression, random_rotation, rotation2d,
                    run_quadratic, steady_state_loss, update_alignment)
 
@@ -60,5 +65,7 @@ __all__ = [
     "scaled_reduction", "scaled_slowdown", "CARRY_LAWS", "band_reading", "carry_band", "fit_alpha", "lenient_end", "strict_end",
     "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
     "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
-    "KRON_METHODS", "fastest_lr", "matched_lr", "secant_lr", "subset_seeds", "stash_mode_gaps",
+    "KRON_METHODS", "fastest_lr", "matched_lr", "secant_lr", "subset_seeds", "stash_mode_gaps", "run_sweeps",
+    "sweep_workers", "lr_frontier", "frontier_at", "censored_ratio_reason", "compare_censored", "gate", "join_reasons",
+    "pipeline_reason",
 ]

@@ -9,11 +9,14 @@
 * :func:`levels_2d`          2-D steady-state levels over seeds (the intuition figure's claim)
 * :func:`alignment_sweep`    cos(delayed update, fresh update) vs rotation angle / r(H) (the mechanism)
 * :func:`seed_iterations`, :func:`slowdown_vs_target`  per-seed iterations and slowdowns
+* :func:`run_sweeps`, :func:`sweep_workers`  independent pipeline runs in a pool of single-thread worker processes
+* :func:`lr_frontier`, :func:`frontier_at`  slowdown against synchronous speed over a learning-rate grid (C4m)
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,10 +153,22 @@ class Task:
     loss_fn: Callable
     eval_fn: Callable[[torch.nn.Module], float]
     device: torch.device = torch.device("cpu")
+    spec: tuple[str, dict] | None = None
+    """How a worker process rebuilds the task (``(kind, plain cfg)``, kind ``"mlp"`` or ``"gpt"``): closures do not
+    pickle, so :func:`run_sweeps` sends this instead; None: the task runs in this process only."""
 
 
 def _device(device) -> torch.device:
     return torch.device(device) if device is not None else compute_device()
+
+
+def _plain(v):
+    """A preset value as plain, picklable Python (a chapter's preset holds read-only mapping proxies)."""
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_plain(x) for x in v)
+    return v
 
 
 def mlp_task(cfg: dict, device=None) -> Task:
@@ -167,7 +182,7 @@ def mlp_task(cfg: dict, device=None) -> Task:
         return DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"], residual=cfg.get("residual", False))
 
     return Task("deep MLP", make, lambda seed: data.batches(cfg["batch"], seed),
-                lambda m, b: F.mse_loss(m(b[0]), b[1]), data.eval_loss, dev)
+                lambda m, b: F.mse_loss(m(b[0]), b[1]), data.eval_loss, dev, spec=("mlp", _plain(cfg)))
 
 
 def gpt_task(cfg: dict, device=None) -> Task:
@@ -187,22 +202,113 @@ def gpt_task(cfg: dict, device=None) -> Task:
         with torch.no_grad():
             return float(sum(loss_fn(m, b) for b in evals) / len(evals))
 
-    return Task("tiny GPT", make, lambda seed: corpus.batches(cfg["batch"], seed, device=on), loss_fn, eval_fn, dev)
+    return Task("tiny GPT", make, lambda seed: corpus.batches(cfg["batch"], seed, device=on), loss_fn, eval_fn, dev,
+                spec=("gpt", _plain(cfg)))
+
+
+def sweep_workers(task: Task, parallel: bool = True) -> int:
+    """Processes for :func:`run_sweeps`: one on a GPU (the runs share it) or when ``parallel`` is off; else the
+    machine's cores, capped at this chapter's share of it (``ICML26_CPUS``, set when `repro` runs chapters side by
+    side). Each run seeds itself and every worker computes on one thread, as the chapter does, so the numbers do
+    not depend on it (tested)."""
+    if not parallel or task.device.type != "cpu" or task.spec is None:
+        return 1
+    n = os.cpu_count() or 1
+    return max(1, min(n, int(os.environ.get("ICML26_CPUS", n))))
+
+
+_POOL: dict = {}                 # the chapter's one worker pool (spawned once, reused by every sweep)
+_WORKER_TASKS: dict = {}         # in a worker: the tasks it has rebuilt, by spec
+
+
+def _pool(workers: int):
+    import atexit
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    if _POOL.get("workers") != workers:
+        if _POOL.get("pool") is not None:
+            _POOL["pool"].shutdown()
+        _POOL["pool"] = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                            initializer=_init_worker)
+        _POOL["workers"] = workers
+        if not _POOL.get("atexit"):
+            atexit.register(lambda: _POOL["pool"].shutdown(cancel_futures=True) if _POOL.get("pool") else None)
+            _POOL["atexit"] = True
+    return _POOL["pool"]
+
+
+def _init_worker() -> None:
+    from ..chapter import pin_threads
+
+    pin_threads()   # one torch/BLAS thread per worker, as the chapter computes: the same numbers as in-process
+
+
+def _worker_task(spec: tuple[str, dict]) -> Task:
+    key = repr(spec)
+    if key not in _WORKER_TASKS:
+        kind, cfg = spec
+        _WORKER_TASKS[key] = {"mlp": mlp_task, "gpt": gpt_task}[kind](cfg, device="cpu")
+    return _WORKER_TASKS[key]
+
+
+def _one_run(task: Task, job: tuple[str, int, int], kw: dict) -> TrainRun:
+    m, P, s = job
+    torch.manual_seed(s)
+    model = task.make_model().to(task.device)
+    return train_pipeline(model, m, P, task.batches(s), task.loss_fn, task.eval_fn, seed=s, **kw)
+
+
+def _run_in_worker(spec: tuple[str, dict], job: tuple[str, int, int], kw: dict) -> TrainRun:
+    return _one_run(_worker_task(spec), job, kw)
+
+
+_COST = {"BR (2nd, bi)": 1.7, "BR (2nd, uni)": 1.9, "BR (1st, bi)": 1.8, "BR (1st, uni)": 1.9}
+
+
+def run_sweeps(task: Task, sweeps: Mapping[str, Mapping], *, workers: int = 1, progress: Callable | None = None,
+               desc: str | None = None) -> dict[str, dict[tuple[str, int, int], TrainRun]]:
+    """Several :func:`slowdown_sweep` calls at once: ``sweeps`` maps a name to ``dict(methods, Ps, seeds, steps, lr,
+    eval_every, warmup, **train_kw)``; returns the name -> runs. With ``workers > 1`` (:func:`sweep_workers`) the runs
+    go to the chapter's pool of spawned single-thread processes, the costliest first; each worker rebuilds the task
+    from ``task.spec``. One run's numbers do not depend on where it runs: it seeds itself (initialisation drawn on
+    the CPU from the seed, data stream from the seed)."""
+    jobs = []
+    for name, sw in sweeps.items():
+        sw = dict(sw)
+        methods, Ps, seeds = sw.pop("methods"), sw.pop("Ps"), sw.pop("seeds")
+        kw = {k: _plain(v) for k, v in sw.items()}
+        jobs += [(name, (m, int(P), int(s)), kw) for m in methods for P in Ps for s in seeds]
+    desc = desc or f"{task.name} runs"
+    out: dict[str, dict] = {name: {} for name in sweeps}
+    if workers <= 1 or len(jobs) <= 1:
+        for name, job, kw in (progress(jobs, desc=desc) if progress else jobs):
+            out[name][job] = _one_run(task, job, kw)
+        return out
+    if task.spec is None:
+        raise ValueError("a task without a spec cannot run in worker processes (workers > 1)")
+    from concurrent.futures import as_completed
+
+    pool = _pool(workers)
+    cost = lambda j: (_COST.get(j[1][0], 1.0) * (1 + 0.03 * j[1][1]) * j[2]["steps"]
+                      * (2.0 if not j[2].get("stash", True) else 1.0))
+    futures = {pool.submit(_run_in_worker, task.spec, job, kw): (name, job)
+               for name, job, kw in sorted(jobs, key=lambda j: -cost(j))}
+    done = as_completed(futures)
+    for f in (progress(done, desc=desc, total=len(futures)) if progress else done):
+        name, job = futures[f]
+        out[name][job] = f.result()
+    return {name: {job: out[name][job] for n_, job, _ in jobs if n_ == name} for name in sweeps}
 
 
 def slowdown_sweep(task: Task, methods: Sequence[str], Ps: Sequence[int], seeds: Sequence[int], *, steps: int,
-                   lr: float, eval_every: int, warmup: int, progress: Callable | None = None,
+                   lr: float, eval_every: int, warmup: int, progress: Callable | None = None, workers: int = 1,
                    **train_kw) -> dict[tuple[str, int, int], TrainRun]:
     """One run per (method, P, seed); the model initialisation depends on the seed only (drawn on the CPU,
-    then moved to ``task.device``). ``train_kw`` goes to :func:`train_pipeline` (e.g. ``freq``, ``stash``)."""
-    jobs = [(m, P, s) for m in methods for P in Ps for s in seeds]
-    runs = {}
-    for m, P, s in (progress(jobs, desc=f"{task.name} runs") if progress else jobs):
-        torch.manual_seed(s)
-        model = task.make_model().to(task.device)
-        runs[(m, P, s)] = train_pipeline(model, m, P, task.batches(s), task.loss_fn, task.eval_fn, steps=steps,
-                                         lr=lr, eval_every=eval_every, warmup=warmup, seed=s, **train_kw)
-    return runs
+    then moved to ``task.device``). ``train_kw`` goes to :func:`train_pipeline` (e.g. ``freq``, ``stash``);
+    ``workers > 1`` runs them in the chapter's process pool (:func:`run_sweeps`)."""
+    sw = dict(methods=methods, Ps=Ps, seeds=seeds, steps=steps, lr=lr, eval_every=eval_every, warmup=warmup, **train_kw)
+    return run_sweeps(task, {"runs": sw}, workers=workers, progress=progress)["runs"]
 
 
 def mean_curve(runs: dict, method: str, P: int) -> TrainRun:
@@ -299,6 +405,38 @@ def secant_lr(counts: dict, reference: float, digits: int = 2) -> float | None:
             lr = float(f"{lr:.{digits}g}")
             return None if any(math.isclose(lr, x, rel_tol=1e-9) for x in lrs) else lr
     return None
+
+
+def lr_frontier(runs_by_lr: Mapping[float, dict], method: str, P: int, target: float, steps: int) -> dict[float, dict]:
+    """The speed-staleness frontier of one method over its learning-rate grid (the matched-speed test, C4m): for each
+    rate of ``runs_by_lr`` (runs keyed ``(method, P, seed)`` at ``P = 1`` and at ``P``, on the same seeds), the
+    per-seed ``P = 1`` iterations to ``target`` with their censoring (:func:`seed_iterations`) and the per-seed
+    slowdown at ``P`` with its lower-bound flags (:func:`seed_slowdown`). Rates without runs at ``P`` are left out."""
+    out = {}
+    for lr, runs in sorted(runs_by_lr.items()):
+        if not any(k[0] == method and k[1] == P for k in runs):
+            continue
+        it1 = seed_iterations(runs, method, 1, target, steps)
+        sd, lower = seed_slowdown(seed_iterations(runs, method, P, target, steps), it1)
+        out[lr] = {"it1": it1, "slowdown": sd, "lower": lower}
+    return out
+
+
+def frontier_at(frontier: Mapping[float, dict], count: float) -> float:
+    """A method's seed-mean slowdown at the synchronous speed ``count`` (iterations to the target at ``P = 1``),
+    interpolated linearly in (log count, log slowdown) between the two rates of its :func:`lr_frontier` whose mean
+    counts bracket it; NaN outside the range of its counts, or where a bracketing rate has no slowdown."""
+    pts = sorted((float(np.mean(v["it1"][0])), float(np.nanmean(v["slowdown"])) if np.isfinite(v["slowdown"]).any()
+                  else float("nan")) for v in frontier.values())
+    for (c0, s0), (c1, s1) in zip(pts, pts[1:]):
+        if c0 <= count <= c1:
+            if not (np.isfinite(s0) and np.isfinite(s1)):
+                return float("nan")
+            if c1 == c0:
+                return float(np.exp((np.log(s0) + np.log(s1)) / 2))
+            w = (np.log(count) - np.log(c0)) / (np.log(c1) - np.log(c0))
+            return float(np.exp((1 - w) * np.log(s0) + w * np.log(s1)))
+    return float("nan")
 
 
 def subset_seeds(runs: dict, seeds: Sequence[int]) -> dict:

@@ -90,6 +90,18 @@ class _Substitute(torch.autograd.Function):
         return grad, None
 
 
+class _Call(nn.Module):
+    """Holds the model as a submodule so that :func:`torch.func.functional_call` can run any closure over it with
+    some of its parameters replaced (``"model.<name>"``); the closure calls the model itself."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, fn: Callable[[], torch.Tensor]) -> torch.Tensor:
+        return fn()
+
+
 class AsyncPipeline:
     """Per-stage delay ``P - 1 - s`` for a model split into ``len(stages)`` stages, with weight stashing
     (``stash=True``: forward and backward at ``theta_s^{u - tau_s}``) or without it (``stash=False``: forward
@@ -134,35 +146,45 @@ class AsyncPipeline:
             raise ValueError("the stages hold parameters that are not the model's")
         self.stash = [deque([[p.detach().clone() for p in ps] for _ in range(d + 1)], maxlen=d + 1)
                       for ps, d in zip(self.stage_params, self.delays)]
+        self._names = {id(p): name for name, p in model.named_parameters()}
+        self._call = _Call(model)
+        bound = [id(p) for mod in model.modules() for p in mod.parameters(recurse=False)]
+        self._tied = len(bound) != len(set(bound))      # a weight shared by two modules: functional_call must tie it
 
-    def _load_stale(self) -> list[list[torch.Tensor]]:
-        """Put each stage's stashed version ``u - tau_s`` into its parameters; return the current ones."""
-        current = []
+    def _stale(self, grad: bool) -> tuple[dict[str, torch.Tensor], list[tuple[nn.Parameter, torch.Tensor]]]:
+        """Each delayed stage's stashed version ``u - tau_s``, as ``{"model.<name>": tensor}`` for
+        :func:`torch.func.functional_call` (stages with delay 0 keep their parameters), and, with ``grad``, the pairs
+        (parameter, leaf) whose leaf's gradient is the parameter's. The stash itself is never written."""
+        params, pairs = {}, []
         for ps, hist, d in zip(self.stage_params, self.stash, self.delays):
-            current.append([p.data for p in ps])
             if d > 0:
                 for p, old in zip(ps, hist[0]):
-                    p.data = old
-        return current
+                    leaf = old.detach().requires_grad_(grad and p.requires_grad)
+                    params["model." + self._names[id(p)]] = leaf
+                    if grad:
+                        pairs.append((p, leaf))
+        return params, pairs
 
-    def _load_current(self, current: list[list[torch.Tensor]]) -> None:
-        for ps, cur in zip(self.stage_params, current):
-            for p, c in zip(ps, cur):
-                p.data = c
+    def _run(self, params: dict[str, torch.Tensor], loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """``loss_fn()`` with the model's parameters named in ``params`` replaced by those tensors for this call only
+        (:func:`torch.func.functional_call`: the model's own parameters are never swapped)."""
+        if not params:
+            return loss_fn()
+        return torch.func.functional_call(self._call, params, (loss_fn,), tie_weights=self._tied)
 
     def forward_backward(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
         """Run ``loss_fn`` and its backward: with stashing, each stage at its stashed version ``u - tau_s``
-        both ways; without, forward values at ``u - tau_s`` and backward at the current weights."""
+        both ways; without, forward values at ``u - tau_s`` and backward at the current weights. The gradients
+        land in the current parameters' ``.grad``."""
         for p in self.model.parameters():
             p.grad = None
         if not self.stash_weights and self.boundaries:
             return self._forward_backward_unstashed(loss_fn)
-        current = self._load_stale()
-        try:
-            loss = loss_fn()
-            loss.backward()
-        finally:
-            self._load_current(current)
+        params, pairs = self._stale(grad=True)
+        loss = self._run(params, loss_fn)
+        loss.backward()
+        for p, leaf in pairs:
+            p.grad = leaf.grad
         return loss.detach()
 
     def _forward_backward_unstashed(self, loss_fn: Callable[[], torch.Tensor]) -> torch.Tensor:
@@ -180,15 +202,14 @@ class AsyncPipeline:
                 return _Substitute.apply(out, values[s])
             return hook
 
-        current = self._load_stale()
+        params, _ = self._stale(grad=False)
         handles = [m.register_forward_hook(recorder(s)) for s, m in enumerate(self.boundaries)]
         try:
             with torch.no_grad():
-                loss_fn()                       # pass 1: the stale forward's stage-boundary values
+                self._run(params, loss_fn)       # pass 1: the stale forward's stage-boundary values
         finally:
             for h in handles:
                 h.remove()
-            self._load_current(current)
         handles = [m.register_forward_hook(substituter(s)) for s, m in enumerate(self.boundaries)]
         try:
             loss = loss_fn()                    # pass 2: those values, gradients at the current weights

@@ -13,108 +13,118 @@ The 2-D intuition runs (claims C1d/C1e) use one horizon and one window at every 
 constant step size, every method's iterates become unstable at tau = 4 once Adam's second moment has decayed
 (after about 400 steps), so "the last 50 steps" of a 400- or 600-step run measured different phases at
 ``book`` and ``full``. ``align["sigmas"]``: the gradient-noise levels of the C8b diagnosis (basis rotation, Adam and
-Adam in the exact eigenbasis at 45 degrees). ``kron["diag_shampoo_beta"]``: the longer covariance EMA of the C3d
-diagnosis (two-sided rotation's floor without delay), beside the exact-basis arm.
+Adam in the exact eigenbasis at 45 degrees). ``kron["diag_shampoo_beta"]``: the covariance EMA of the C3d diagnosis
+(two-sided rotation's floor without delay), beside the exact-basis arm: the official 0.999 (the fresh review of the
+published ``full`` run asked for the official value; a pilot, seeds 0-2, 3000 steps, gave floors 2.3, 1.1 and 3.1 times
+Adam's at 0.999 against 2.5, 1.0 and 3.3 at 0.995, so the diagnosis keeps the official value and C3d stays a check).
 
 MLP keys: ``seeds`` run the paper's methods (the four main ones at every ``P``, period 100 and the three ablation
 variants at ``P = 1`` and the deepest ``P``); ``aux_seeds`` (a prefix of ``seeds``) run the rest: the AdamW
-beta1 = 0.6 momentum control, stage-aware refresh (C11), training without weight stashing (C13), the refresh
-direction test (C11r) and the constant-lr runs at the official lr. ``matched`` sizes the matched-synchronous-speed
-test of the headline (claim C4m, after the fresh review of the published ``full`` run): every run there uses a
-constant learning rate after the warm-up (``min_lr_ratio = 1``), the best baseline of the main sweep runs at each
-lr of ``base_lrs`` and takes the one with the fewest ``P = 1`` iterations; basis rotation runs at each lr of
-``br_lrs`` plus one secant step inside the pair of rates whose counts bracket the baseline's
-(:func:`~icml26.basis_rotation.experiments.secant_lr`), and takes the one whose ``P = 1`` count is nearest the
-baseline's (in log ratio); the rates are chosen on ``aux_seeds`` and the chosen ones then run on every seed; ``tol``
-bounds the remaining synchronous gap (check C4mq). A one-seed pilot at ``full`` size (seed 0, after the rule and the
-tolerance were fixed) left the half-decade grid's best match near the edge of the tolerance, and the secant step was
-added then; no grid rate, region or tolerance was changed after it. ``const_official`` (``smoke``, for the code path, and ``full``; not ``book``, for its budget): the best baseline and basis rotation
-also run at the official lr with the constant schedule at the deepest ``P`` (auxiliary seeds), which separates
-the cosine tail from the operating point. The baselines' grid starts at the official 1e-3 and goes up (in the
-published run's cosine grid they were fastest at 3e-3); basis rotation's starts at the official lr and goes down
-(it was 3.5 times faster than the baselines at 1e-3).
+beta1 = 0.6 momentum control (``controls``; not at ``book``, for its budget), stage-aware refresh (C11), training
+without weight stashing (C13) and the refresh direction test (C11r). ``matched`` sizes the matched-synchronous-speed
+test of the headline (claim C4m): every run there uses a constant learning rate after the warm-up
+(``min_lr_ratio = 1``); the best baseline of the main sweep runs at each lr of ``base_lrs`` and takes the one with the
+fewest ``P = 1`` iterations; basis rotation runs at each lr of ``br_lrs`` plus one secant step inside the pair of
+rates whose counts bracket the baseline's (:func:`~icml26.basis_rotation.experiments.secant_lr`) and takes the one
+whose ``P = 1`` count is nearest the baseline's (in log ratio); ``ctrl`` (AdamW: basis rotation without the rotation,
+Adam in the identity basis) goes through the same rule over ``ctrl_lrs`` in basis rotation's slot (the negative
+control C4mn). The rates are chosen on ``aux_seeds`` and the chosen ones then run on every seed; every rate of every
+grid also runs at the deepest ``P`` on ``aux_seeds`` (the speed-staleness frontier, which also gives the share
+against the baseline at the official rate and at basis rotation's grid rate 3e-4); ``frontier=False`` (``book``, for
+its budget) runs the deepest ``P`` only at the official rate and the rates those readings need. ``tol`` bounds the remaining
+synchronous gap (check C4mq). A one-seed pilot at ``full`` size (seed 0, after the rule and the tolerance were fixed)
+left the half-decade grid's best match near the edge of the tolerance, and the secant step was added then. After the
+published ``full`` run (24ad060) the fresh review asked for 1e-2 in the baseline's grid (its fastest rate, 3e-3, was
+the grid's edge) and for the negative control; a one-seed pilot (seed 0, constant rate) then showed NAdamW at 1e-2
+never reaching the target at ``P = 1``, and AdamW reaching it in 1160 / 610 iterations at 1e-3 / 3e-3 and stuck above
+it at ``P = 8`` at 2e-3; no region, tolerance or rate of basis rotation's grid was changed after it.
 
-``full`` carries a ``gpu`` variant, used only when ``icml26.device()`` is CUDA (the MLP and GPT runs compute there;
-the toys and the Hessian diagnostic stay on the CPU): a 32-block *residual* MLP (so that 32 blocks train) run at
-``P`` in {1, 8, 32}, one block per stage at ``P = 32`` as in the paper's 95M model, and a GPT with 16 layers at
-``P = 16`` and more steps, so that AdamW reaches C10's target. It has **not been run or timed** (no GPU was lent
-to the sessions that wrote it); its size is an estimate for a ~10-minute MLP part on one H100, where these small
-models are bound by kernel launches rather than arithmetic.
+Parallel runs: ``parallel`` (``book`` and ``full``) sends the independent pipeline runs to a pool of single-thread
+worker processes (one per core, capped by ``ICML26_CPUS``; :func:`~icml26.basis_rotation.experiments.run_sweeps`); each
+run seeds itself, so the numbers are those of one process (check P0 in the chapter compares one run both ways).
+
+``full`` carries a ``gpu`` variant, used only when ``icml26.device()`` is CUDA (the MLP and GPT runs compute there, in
+one process; the toys and the Hessian diagnostic stay on the CPU): a 32-block *residual* MLP (so that 32 blocks train)
+run at ``P`` in {1, 8, 32}, one block per stage at ``P = 32`` as in the paper's 95M model, and a GPT with 16 layers at
+``P = 16`` and more steps. It has **not been run or timed** (no GPU was lent to the sessions that wrote it); its size
+is an estimate for a ~10-minute MLP part on one H100, where these small models are bound by kernel launches rather
+than arithmetic.
 """
 from __future__ import annotations
 
 from typing import Any
 
 _MLP = dict(d_in=16, d_out=4, width=64, n_blocks=8, n_train=8192, cond=30.0, batch=64, lr=1e-3,
-            eval_every=10, shampoo_beta=0.99, target_factor=1.5,
+            eval_every=10, shampoo_beta=0.99, target_factor=1.5, parallel=True,
             target_grid=(1.25, 1.5, 2.0, 3.0, 4.0, 6.0), freq_slow=100, freq=10)
-_MATCH = dict(base_lrs=(1e-3, 3e-3), br_lrs=(1e-4, 3e-4, 1e-3), tol=0.15)
+_MATCH = dict(base_lrs=(1e-3, 3e-3, 1e-2), br_lrs=(1e-4, 3e-4, 1e-3), ctrl="AdamW", ctrl_lrs=(1e-3, 3e-3), tol=0.15)
 _HESS = dict(d_in=16, d_out=4, width=16, n_blocks=4, n_train=8192, cond=30.0, batch=64, lr=3e-3, block=1,
              shampoo_beta=0.99, n_hessian=2048, cauchy_draws=201)
 _GPT = dict(n_head=4, lr=3e-3, eval_every=20, eval_batches=4, shampoo_beta=0.99, target_factor=1.1,
-            methods=("AdamW", "NAdamW", "BR (2nd, bi)"))
+            target_grid=(1.1, 1.2, 1.3, 1.5, 2.0), methods=("AdamW", "NAdamW", "BR (2nd, bi)"), parallel=True)
 _TOY = dict(d=32, cond=100.0, lr=1e-2, sigma=0.05, last=200, freq=10)
 # lr 3e-3: the largest of {1e-2, 3e-3} at which *Adam alone* stays non-divergent at tau = 31 (pilot, seed 0,
 # 1500 steps: Adam's risk ratio 528x at 1e-2, 3.95x at 3e-3; chosen on Adam only, before any claim was declared)
-_KRON = dict(taus=(0, 31), lr=3e-3, sigma=0.05, freq=10, shampoo_beta=0.95, last=200, diag_shampoo_beta=0.995)
+_KRON = dict(taus=(0, 31), lr=3e-3, sigma=0.05, freq=10, shampoo_beta=0.95, last=200, diag_shampoo_beta=0.999)
 _ALIGN = dict(angles=(0.0, 7.5, 15.0, 22.5, 30.0, 37.5, 45.0), tau=4, sigmas=(0.02, 0.05, 0.2))
 _TRAJ = dict(steps=350, window=(150, 350), taus=(0, 4))
 
 _FULL_MLP = dict(_MLP, steps=3000, Ps=(1, 4, 8), seeds=(0, 1, 2, 3, 4), aux_seeds=(0, 1, 2),
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
                  ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
-                 matched=dict(_MATCH), const_official=True, shampoo_beta=0.995,
+                 matched=dict(_MATCH), shampoo_beta=0.995,
                  nostash_methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"), split_freqs=(5, 10))
-_FULL_GPT = dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None,
-                 shampoo_beta=0.995)
+_FULL_GPT = dict(_GPT, d_model=64, n_layer=4, ctx=64, batch=16, steps=1000, Ps=(1, 4), seeds=(0, 1, 2, 3, 4),
+                 max_chars=None, shampoo_beta=0.995)
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # measured (fresh-review revision, before this one): 37 s for the whole notebook on 2 shared cores; this
-    # revision adds GPT NAdamW runs, the matched-speed grid (about 8 runs of 100 steps), the exact-basis arms and
-    # the Hessian's random control (about 3 s estimated); see the chapter's report for the latest
+    # measured: 35 s for the whole notebook at 24ad060 (a smoke run of this session); this revision adds the
+    # matched-speed frontier and negative control (about 15 runs of 100 steps). One process (``parallel=False``): at
+    # these sizes starting the pool (two workers importing torch) costs more than it saves; P0 compares in-process runs
+    # here, the pool's own runs at book and full, and tests/test_basis_rotation_coverage.py the worker's code path
     "smoke": dict(
         toy=dict(_TOY, taus=(0, 15), seeds=(0,), steps=2000), invariance=dict(tau=15, steps=500),
         traj=dict(_TRAJ, seeds=(0,)), interactive_steps=150,
         align=dict(_ALIGN, angles=(0.0, 22.5, 45.0), steps=150, seeds=(0,)),
         kron=dict(_KRON, steps=1000, seeds=(0,)),
-        mlp=dict(_MLP, steps=100, Ps=(1, 8), seeds=(0,), aux_seeds=(0,),
+        mlp=dict(_MLP, steps=100, Ps=(1, 8), seeds=(0,), aux_seeds=(0,), parallel=False,
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"), ablation=(),
-                 controls=("AdamW (beta1 0.6)",), matched=dict(_MATCH, br_lrs=(3e-4, 1e-3)), const_official=True,
+                 controls=("AdamW (beta1 0.6)",), matched=dict(_MATCH, br_lrs=(3e-4, 1e-3), base_lrs=(1e-3, 3e-3), frontier=False),
                  nostash_methods=("AdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
-        gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000),
+        gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000,
+                 eval_every=5, parallel=False),
         hessian=dict(_HESS, steps=100, n_hessian=1024, seeds=(0,)),
     ),
-    # never run at this code: the issue 26 revision measured 151 s (MLP 94 s: 48 runs x 800 steps, ~2.4 ms a step;
-    # GPT 32 s: 12 runs x 300 steps; toys ~12 s). Runs now: the main sweep 36, ablation 18, period 100 6, stage-aware 3,
-    # momentum control 6, no stashing 9 (1.3x), direction test 6, and the matched-speed test (C4m) 12 at P = 1 (two
-    # lrs per method) + 6 at P = 8: ~99 runs of 800 steps, ~240 s at ~2.4-4.4 ms a step; the GPT with NAdamW 18 runs
-    # (~48 s); toys ~20 s: ~305 s estimated, at the 300 s budget.
-    # (Dropped since the last estimate: the cosine lr grid at P = 1, 12 runs, replaced by the matched-speed grid.)
-    # Basis rotation's grid at book has no 1e-4: 800 steps at 1e-4 do not reach the target.
+    # measured (results/book, commit 24ad060): 496 s timed (505 s wall) on 2 shared cores, over the 300 s budget:
+    # MLP 227 s (69 runs x 800 steps), matched 66, GPT 60 (18 x 300), no stashing 34, direction 28, Kronecker 25,
+    # delay sweep 20, alignment 14. This revision (the fresh review's defect 4): MLP runs 800 -> 500 steps, GPT 300 ->
+    # 200, Kronecker 3000 -> 2000, the momentum control (a diagnostic) not at book, the toys 6 seeds x tau in {0, 15}
+    # (the same 12 jobs as 3 x 4), and the pipeline runs in a pool of two single-thread workers. Added: NAdamW at 1e-2,
+    # the negative control's grid and secant step, and the deepest P at the rates the matched-speed readings need
+    # (``frontier=False``): ~135 MLP run-equivalents of 500 steps in all. A probe of this session (18 runs of the main
+    # sweep and ablation at book size, two warm workers, the machine otherwise half busy) took 17 s, ~1 s a run:
+    # ~135 s of MLP runs + ~25 s GPT + ~70 s toys and theory + ~5 s for the pool: ~235 s estimated, more where the
+    # second core is busy.
     "book": dict(
-        toy=dict(_TOY, taus=(0, 7, 15, 31), seeds=(0, 1, 2), steps=2500), invariance=dict(tau=15, steps=2000),
+        toy=dict(_TOY, taus=(0, 15), seeds=(0, 1, 2, 3, 4, 5), steps=2500), invariance=dict(tau=15, steps=2000),
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
         align=dict(_ALIGN, steps=300, seeds=(0, 1, 2)),
-        kron=dict(_KRON, steps=3000, seeds=(0, 1, 2)),
-        mlp=dict(_MLP, steps=800, Ps=(1, 4, 8), seeds=(0, 1, 2), aux_seeds=(0, 1, 2),
+        kron=dict(_KRON, steps=2000, seeds=(0, 1, 2)),
+        mlp=dict(_MLP, steps=500, Ps=(1, 4, 8), seeds=(0, 1, 2), aux_seeds=(0, 1, 2),
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"),
-                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=("AdamW (beta1 0.6)",),
-                 matched=dict(_MATCH, br_lrs=(3e-4, 1e-3)),
+                 ablation=("BR (2nd, uni)", "BR (1st, bi)", "BR (1st, uni)"), controls=(),
+                 matched=dict(_MATCH, br_lrs=(3e-4, 1e-3), frontier=False),
                  nostash_methods=("AdamW", "NAdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
-        gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=300, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None),
+        gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=200, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None),
         hessian=dict(_HESS, steps=400, seeds=(0, 1, 2)),
     ),
-    # measured (results/full, commit 1d7b812): 1805 s on 2 shared cores (MLP 1107 s for 117 runs of 3000 steps: ~6.5 s
-    # a baseline run at P = 1, ~8 s at P = 8, ~12.5 s basis rotation, ~14 s an ablation variant; no stashing 126 s; the
-    # direction test 84 s; GPT 388 s, ~27 s a run; toys ~90 s). This revision (the fresh review of that run):
-    # - drops P = 2 (12 runs, ~100 s) and the cosine lr grids (36 runs, ~237 s): -337 s;
-    # - five seeds for the main sweep at P = 1, 4, 8 (+24 runs), period 100 (+4) and the ablation (+12): ~+420 s;
-    # - the matched-speed test C4m, chosen on the 3 aux seeds: the best baseline at 2 lrs and basis rotation at 3 + a
-    #   secant step at P = 1 (6 + 12 runs), the chosen two on 2 more seeds (4 runs), both at P = 8 (10 runs): ~315 s;
-    #   the constant-lr runs at the official lr at P = 8 (aux seeds, up to 6 runs): ~66 s;
-    # - NAdamW on the GPT (6 runs): ~165 s; the exact-basis arms, the C8b noise sweep, the EMA diagnosis and C7's
-    #   three seeds: ~25 s.
-    # ~2400 s estimated (the previous estimate, ~1700 s, came out 6 % low: ~2540 s), inside the 2700 s budget.
+    # measured (results/full, commit 24ad060): 2420 s timed (2428 s wall) on 2 shared cores: MLP 1177 s (109 runs of
+    # 3000 steps: ~7 s a baseline run at P = 1, ~8 s at P = 8, ~12.5 s basis rotation, ~14 s an ablation variant),
+    # matched 346 s, GPT 566 s (18 runs, ~31 s each), no stashing 122 s, direction 84 s, toys ~110 s. This revision:
+    # the pipeline runs in a pool of two single-thread workers (~1.8x on an idle machine, less on a busy one); added the
+    # matched-speed frontier and negative control (~31 runs, ~330 s in one process), GPT seeds 3 -> 5 (+12 runs, ~370 s
+    # in one process); dropped the separate constant-schedule runs at the official rate (the frontier holds them).
+    # ~3100 s of runs in one process: ~1800 s on two idle workers, ~2400 s if the second core is half busy.
     "full": dict(
         # 10 seeds for the toys (3-seed t-intervals, multiplier 4.30, left C1a/C1c/C1d undecided with every seed on
         # one side) and the alignment runs at book's 300 steps (at 600 they reach the late tau = 4 instability that
