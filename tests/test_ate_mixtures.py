@@ -254,14 +254,18 @@ def test_lumped_chain_matches_exact_enumeration():
         am.lumped_chain(am.ProductMixture.random(4, 2, rng()))
 
 
-def test_separated_limits_and_metastable_prediction():
+def test_separated_limits_and_the_two_mode_prediction():
     ms = np.array([1, 4, 16, 64])
     assert np.allclose(am.separated_limit_k(ms, [0.5, 0.5]), am.separated_limit(ms))
     k3, k4 = am.separated_limit_k(256, np.ones(3) / 3), am.separated_limit_k(256, np.ones(4) / 4)
     assert am.separated_limit(256)[0] < k3[0] < k4[0]
     m = am.ProductMixture.symmetric(8, 0.92)
-    pred = am.metastable_prediction(m, [16, 64], 160)
+    pred = am.mode_prediction(m, [16, 64], 160, rng(0))["mean"]
     assert np.all(pred < am.separated_limit([16, 64])) and np.all(pred > 0.5 * am.separated_limit([16, 64]))
+    # k = 2: the prediction is sep(m) ||(mu1 - mu2) P^t||_1 / 2 exactly (the metastable form of earlier revisions)
+    _, comps = am.evolve(am.glauber_matrix(m), m.components.T, 160)
+    closed = am.separated_limit([16, 64]) * 0.5 * np.abs(comps[0][:, 0] - comps[0][:, 1]).sum()
+    assert np.allclose(pred, closed, rtol=1e-10)
     with pytest.raises(ValueError):
         am.ProductMixture.corners(5, 3, 0.9)
 
@@ -281,8 +285,8 @@ def test_weight_power_predictions_and_budget():
 def test_mixing_time_fixed_target_and_fit():
     out = am.mixing_time_vs_n([6, 8], 0.92, 64, 5, 10, 0.2, rng(4))
     assert out["t_mix"].shape == (2,) and np.all(out["worst_end"] > 0.2)
-    fit = am.fit_linear_vs_nlogn([4, 8, 16], [4, 8, 16])
-    assert math.isclose(fit["a n"], 1.0) and fit["a n rms rel. error"] < 1e-12
+    fit = am.fit_laws([4, 8, 16], [4, 8, 16], ("a n", "a n log n"))
+    assert math.isclose(fit["a n"], 1.0) and fit["a n rms rel. error"] < 1e-12 and fit["a n log n rms rel. error"] > 0.05
 
 
 # --- data-based starts and testers ----------------------------------------------------------
@@ -330,7 +334,10 @@ def test_presets_cover_every_scale():
         assert any(n >= 10 for n in p["floor_ns"]) and p["tv_n"] >= 10
         assert p["cw2_n"] in p["cw2_ns"] and p["calls"]["n_eps"] in p["calls_ns"] and 0.2 in p["calls_deltas"]
         assert p["floor_reps"] % p["n_batches"] == 0 and p["tv_reps"] % p["n_batches"] == 0
-        assert len(p["rate_ns"]) >= p["rate"]["last"] and len(p["control_ns"]) >= p["rate"]["last"]
+        assert len(p["rate_ns"]) >= p["rate"]["last"]
+        # C7p's growth test needs two disjoint windows and the tester's n (C7z); C13 needs its n among the constants' n
+        assert len(p["budget_ns"]) >= 2 * p["efficiency"]["window"] and p["testers"]["n"] in p["budget_ns"]
+        assert p["star_n"] in p["star_ns"] and p["star_reps"] % p["n_batches"] == 0 and len(p["star_ns"]) >= 2
     assert all(set(PRESET) == set(am.PRESETS["smoke"]) for PRESET in am.PRESETS.values())  # same keys at every scale
 
 
@@ -351,13 +358,17 @@ def test_lumped_mixing_time_equals_enumeration_and_rates():
                         lambda m: am.corner_start(m, (0.0, 1.0)), 0.05, 20)
     ctrl = am.rate_vs_n(am.UniformLevel, [32, 64, 128], lambda m: am.corner_start(m, (1.0, 0.0)), 0.05, 20)
     assert am.tail_slope(prod["n"], prod["t_tv"]) < 1.3 and am.tail_slope(ctrl["n"], ctrl["t_tv"]) > 1.8
-    fit = am.fit_rates([8, 16, 32], [64, 256, 1024])
+    fit = am.fit_laws([8, 16, 32], [64, 256, 1024])
     assert fit["a n^2 rms rel. error"] < 1e-12 and math.isclose(fit["a n^2"], 1.0)
     with pytest.raises(ValueError, match="positive and finite"):
         am.tail_slope([8, 16], [3, math.inf])
     # at n = 2048 the middle levels' stationary mass underflows to 0: the KL time must still be found
     big = am.lumped_mixing_time(am.ProductMixture.symmetric(2048, 0.92), am.corner_start(2048), 0.05, 40_000, 0.01)
     assert 0 < big["t_kl"] < 40_000 and 0 < big["t_tv"] < 40_000
+    # the start's divergences in log space: KL(delta_{1^n}/2 + delta_{0^n}/2 || mu) = log(1 / (2 mu(1^n))) exactly
+    assert math.isclose(big["kl0"], -math.log(2 * math.exp(am.ProductMixture.symmetric(2048, 0.92).log_weight_by_ones()[-1])),
+                        rel_tol=1e-9)
+    assert math.isclose(big["log_chi2_0"], big["kl0"], rel_tol=1e-6)  # two atoms of mass 1/2: 1 + chi^2 = e^{D_0}
     with pytest.raises(ValueError):
         am.lumped_mixing_time(am.UniformLevel(4), np.ones(4) / 4, 0.1, 10)
 
@@ -387,8 +398,9 @@ def test_families_and_k3_weight_shift():
 def test_mode_prediction_and_batches():
     m = am.ProductMixture.symmetric(8, 0.92)
     pred = am.mode_prediction(m, [16, 64], 160, rng(1))
-    meta = am.metastable_prediction(m, [16, 64], 160)
-    assert np.allclose(pred["mean"], meta, rtol=0.02) and np.all(pred["q"] > pred["mean"])
+    gap = am.spectral_gap(m)
+    slowest = am.separated_limit([16, 64]) * (1 - gap) ** 160 * am.component_tv(m)  # the slowest-mode approximation
+    assert np.allclose(pred["mean"], slowest, rtol=0.02) and np.all(pred["q"] > pred["mean"])
     m4 = am.ProductMixture.corners(8, 4, 0.98)
     p4 = am.mode_prediction(m4, [64], 0, rng(2), draws=20_000)
     assert math.isclose(p4["mean"][0], am.separated_limit_k(64, m4.weights)[0], rel_tol=0.03)
@@ -406,7 +418,7 @@ def test_slope_and_limit_validation():
     with pytest.raises(ValueError):
         am.power_z([0.5], [math.nan], 100)
     with pytest.raises(ValueError):
-        am.fit_linear_vs_nlogn([4, 8], [3, math.inf])
+        am.fit_laws([4, 8], [3, math.inf])
 
 
 def test_slope_test_separates_the_paper_law_from_the_log_factor_rival():
@@ -477,13 +489,87 @@ def test_fisher_combination_is_calibrated_and_beats_the_union_on_a_split():
     assert split["T_comb"].mean() > split["T_mix"].mean()
 
 
-def test_budget_sweep_power_grows_with_the_budget():
+def test_growth_ratio_tells_a_polynomial_from_an_exponential():
+    """C7p's statistic: 1 for any power of n, the ratio of the n's for any exponential rate; the edge lies between."""
+    ns = np.array([6.0, 8, 10, 12, 14])
+    edge = am.growth_edge(ns)
+    for d in (0.5, 1.5, 3.0):
+        assert math.isclose(am.growth_ratio(ns, ns ** d), 1.0, rel_tol=1e-9)
+    for b in (0.1, 1.0):
+        assert am.growth_ratio(ns, np.exp(b * ns)) > edge > 1.0
+        assert math.isclose(am.growth_ratio(ns, np.exp(b * ns)), edge ** 2, rel_tol=1e-9)
+    assert am.growth_ratio(ns, ns ** 1.5 + 50 * ns) < edge  # a sum of powers drifts, but stays below the edge here
+    with pytest.raises(ValueError, match="does not grow"):
+        am.growth_ratio(ns, 1 / ns)
+    with pytest.raises(ValueError):
+        am.growth_ratio(ns[:3], ns[:3])
+
+
+def test_mix_budget_optimises_the_split_and_counts_the_skewness():
+    from icml26.ate_mixtures.testing import _query_table, _skewed_power, _table_skewness
     v = am.ProductMixture.symmetric(8, 0.85)
-    res = am.budget_sweep(v, 0.2, am.TesterBudget(n_w=100, n_loc=200, r=8, alpha=0.1), (0.5, 2), 300, 500, rng(6))
-    assert res["scales"].tolist() == [0.5, 2.0]
-    for fam in ("A", "B"):
-        assert res["power"][fam]["T_mix"][1] > res["power"][fam]["T_mix"][0]
-        assert len(res["reject"][fam]["T_comb"]) == 2
+    rs = (8, 32, 128)
+    a = am.mix_budget(v, am.weight_shift(v, 0.2), 0.1, 0.8, rs)
+    assert a.n_loc == 0 and math.isclose(a.total, a.n_w)  # the oracle is nearly blind to a weight shift: T_w alone
+    assert math.isclose(am.weight_power_ncx2(v, am.weight_shift(v, 0.2), a.n_w, 0.05), 0.8, rel_tol=1e-6)
+    b = am.mix_budget(v, am.local_perturbation(v, 0.2), 0.1, 0.8, rs)
+    assert b.n_loc > 1 and b.r in rs and b.n_w in (0.0, 10.0)  # T_w useless on family B: none, or its smallest valid size
+    # the skewness in closed form equals the brute-force sum over the binomial counts
+    tab = _query_table(v, am.local_perturbation(v, 0.2))
+    p, q, w = tab
+    c = np.arange(9)
+    from scipy import stats as sps
+    pmf = sps.binom.pmf(c[None, :], 8, q[:, None])
+    val = (c * (c - 1) / 56 - 2 * p[:, None] * c / 8 + p[:, None] ** 2) / (p * (1 - p))[:, None]
+    mean = np.sum(w[:, None] * pmf * val)
+    var = np.sum(w[:, None] * pmf * (val - mean) ** 2)
+    assert math.isclose(_table_skewness(tab, 8), np.sum(w[:, None] * pmf * (val - mean) ** 3) / var ** 1.5, rel_tol=1e-8)
+    # without skewness the corrected power is the normal one; with a right-skewed null it is lower
+    norm = _skewed_power(50, (0.0, 1.0, 0.0), (0.5, 1.0, 0.0), 0.05)
+    assert math.isclose(float(norm), float(sps.norm.sf(sps.norm.ppf(0.95) - 0.5 * math.sqrt(50))), rel_tol=1e-12)
+    assert _skewed_power(50, (0.0, 1.0, 2.0), (0.5, 1.0, 0.0), 0.05) < norm
+
+
+def test_bound_times_entropy_tracks_and_poincare_overshoots():
+    """C12r: from one product component's 0^n, the entropy bound / t_mix is flat and the Poincare bound / t_mix grows."""
+    r = am.rate_vs_n(lambda m: am.ProductMixture((1.0,), np.full((1, m), 0.9)), [64, 128, 256],
+                     lambda m: am.corner_start(m, (0.0, 1.0)), 0.05, 20)
+    b = am.bound_times(r, 0.05)
+    assert np.all(b["entropy_ratio"] >= 1) and np.all(b["poincare_ratio"] >= 1)  # both are upper bounds here
+    assert abs(am.tail_slope(b["n"], b["entropy_ratio"])) < 0.1 and am.tail_slope(b["n"], b["poincare_ratio"]) > 0.8
+    # D_0 = n log(1/p) from 0^n under Bern(0.9)^n: the entropy bound is n log(n log(1/0.1) / (2 eps^2))
+    assert np.allclose(b["entropy"], r["n"] * np.log(r["n"] * math.log(10) / (2 * 0.05 ** 2)))
+    # middle level of the 1/n marginals at n = 512: finite divergences although the stationary mass there underflows
+    mid = am.lumped_mixing_time(am.ProductMixture.symmetric(512, 1 - 1 / 512), am.level_start(512), 0.05, 10)
+    assert np.isfinite(mid["kl0"]) and np.isfinite(mid["log_chi2_0"]) and mid["kl0"] > 512
+
+
+def test_pair_penalty_components_are_mlsi_but_not_ate():
+    """F2d/C13: the star-like component's ATE constant exceeds its MLSI constant by a factor that grows with n, and the
+    extremal density demands the MLSI constant itself."""
+    m5 = am.PairPenaltyMixture.star(5, 3.0)
+    assert np.allclose(m5.components.sum(axis=1), 1) and np.allclose(m5.components[0][m5.mirror()], m5.components[1])
+    assert np.allclose(am.level_law(m5), np.bincount(am.states(5).sum(axis=1), weights=m5.mu, minlength=6))
+    kw = dict(random_starts=0, scales=(), spike_states=(1,), maxiter=30)
+    ate = am.functional_constant(m5.components[0], "ate", rng(0), **kw)
+    mlsi = am.functional_constant(m5.components[0], "mlsi", rng(0), **kw)
+    assert ate.value > 2 * mlsi.value and ate.value > 0.98 * math.log2(6)
+    with pytest.raises(ValueError):
+        am.functional_constant(m5.components[0], "ate", spike_states=(32,))
+    sp = m5.sample_states(400, rng(1)).sum(axis=1)
+    assert set(np.unique(sp)) <= {0, 1, 2, 3, 4, 5} and abs(np.mean(sp <= 1) - 0.5) < 0.1
+
+
+def test_mlsi_form_constant_recovers_a_planted_rate():
+    t = np.linspace(0, 100, 51)
+    K = np.full(t.shape, 0.01)
+    D = np.exp(-t / (1.7 * 10)) * 1.0 + (1 - np.exp(-t / (1.7 * 10))) * 0.01  # exactly the bound with c = 1.7, n = 10
+    assert math.isclose(am.mlsi_form_constant(t, 10, D, K), 1.7, rel_tol=1e-9)
+    assert np.allclose(am.mlsi_form_bound(t, 10, 1.7, 1.0, K), D)
+    faster = 0.01 + 0.99 * np.exp(-t / 5.0)
+    assert am.mlsi_form_constant(t, 10, faster, K) < 0.6
+    with pytest.raises(ValueError):
+        am.mlsi_form_bound(t[::-1], 10, 1.0, 1.0, K)
 
 
 def test_calls_sweep_uses_the_best_r_and_the_fixed_r():

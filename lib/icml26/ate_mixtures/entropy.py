@@ -208,6 +208,41 @@ def entropy_form_constant(times, n: int, m: int, k: int, kl) -> float:
     return float(np.max(times[live] / (n * np.log(kl[0] / excess[live])), initial=0.0))
 
 
+def mlsi_form_bound(times, n: int, c: float, D0: float, K) -> np.ndarray:
+    """The MLSI form of T* for one start, in continuous time: ``D_t <= e^{-t/(c n)} D_0 + (1 - e^{-t/(c n)}) max_{s<=t} K_s``.
+
+    ``D_t = KL(nu H_t || mu)`` and ``K_t = KL(rho_{nu H_t} || rho)`` (I2). For ``c``-MLSI components (``Ent <= c n E(f, log f)``)
+    on the binary cube, superadditivity of the Dirichlet form (q = 2) and the chain rule I1 give
+    ``d/dt D_t <= -(D_t - K_t)/(c n)``; Gronwall with ``K`` replaced by its running maximum gives this bound.
+    """
+    times, K = np.asarray(times, dtype=float), np.asarray(K, dtype=float)
+    if times.ndim != 1 or K.shape != times.shape or np.any(np.diff(times) <= 0) or times[0] != 0:
+        raise ValueError("times (increasing, starting at 0) and K must be 1-d arrays of one length")
+    if not (np.isfinite(c) and c > 0) or not np.isfinite(D0) or D0 < 0 or not np.all(np.isfinite(K)):
+        raise ValueError("c must be positive and D0, K finite")
+    e = np.exp(-times / (c * n))
+    return e * D0 + (1 - e) * np.maximum.accumulate(K)
+
+
+def mlsi_form_constant(times, n: int, D, K) -> float:
+    """The smallest ``c`` under which a measured curve ``D`` stays at or below :func:`mlsi_form_bound` at every time:
+    what one start demands of the MLSI constant. At ``t > 0`` the bound holds iff ``e^{-t/(c n)} >= R_t =
+    (D_t - Kbar_t)/(D_0 - Kbar_t)`` (``Kbar`` the running maximum of ``K``): any ``c`` where ``R_t <= 0``, else
+    ``c >= t / (n log(1/R_t))``; ``inf`` where ``R_t >= 1``. A start at the function that attains the MLSI constant
+    demands that constant in the limit ``t -> 0``, so this resolves the constant where a data-based start need not."""
+    times, D, K = (np.asarray(a, dtype=float) for a in (times, D, K))
+    mlsi_form_bound(times, n, 1.0, float(D[0]) if D.size else 0.0, K)  # validates the grid and K
+    if D.shape != times.shape or not np.all(np.isfinite(D)):
+        raise ValueError("D must be a finite curve on the time grid")
+    Kbar = np.maximum.accumulate(K)
+    head = D[0] - Kbar
+    live = (times > 0) & (D > Kbar)
+    if np.any(live & (head <= 0)) or np.any(D[live] - Kbar[live] >= head[live]):
+        return math.inf
+    R = (D[live] - Kbar[live]) / head[live]
+    return float(np.max(times[live] / (n * -np.log(R)), initial=0.0))
+
+
 IDENTITY_KEYS = frozenset({"I1 chain rule (error)", "I2 between term = KL(rho_nu||rho) (error)",
                            "I5 L_mu[pi/mu] = sum_i E_pi KL_i (error)"})
 """The keys of :func:`mixture_identities` that are identities (errors); the others are inequality slacks."""

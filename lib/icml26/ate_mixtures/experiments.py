@@ -16,10 +16,13 @@ from scipy.special import gammaln, ndtri_exp, rel_entr
 
 from ..progress import progress
 from .constants import functional_constant
+from .constants import ratio as functional_ratio
 from .entropy import IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixture_identities, tstar_bound
 from .glauber import evolve, evolve_continuous, glauber_matrix, relaxation_time, spectral_gap, tv
 from .models import CurieWeissMixture, Mixture, ProductMixture
-from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation,
+from .entropy import mlsi_form_bound, mlsi_form_constant
+from .models import PairPenaltyMixture
+from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation, mix_budget,
                       oracle_calls, rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift)
 
 
@@ -203,19 +206,6 @@ def component_tv(model: Mixture) -> float:
     return float(tv(model.components[0], model.components[1]))
 
 
-def metastable_prediction(model: Mixture, m, t: int, gap: float | None = None) -> np.ndarray:
-    """Predicted floor ``E TV(pi P^t, mu) = sep(m) (1 - gap)^t TV(mu_1, mu_2)`` for two equal-weight modes.
-
-    Within-mode relaxation is complete by ``t``; the imbalance ``rho_hat_1 - 1/2`` of the data between the
-    modes decays with the slowest eigenvalue ``1 - gap`` and carries ``TV(mu_1, mu_2)`` per unit. This is the
-    closed-form k = 2, slowest-mode special case of :func:`mode_prediction` (every slow mode, any k, sampled).
-    """
-    if model.k != 2 or not np.allclose(model.weights, 0.5):
-        raise ValueError("metastable_prediction is defined for two equal-weight components")
-    gap = spectral_gap(model) if gap is None else gap
-    return separated_limit(m) * (1 - gap) ** t * component_tv(model)
-
-
 def floor_vs_m(ns, p: float, ms, reps: int, t_factor: int, rng: np.random.Generator) -> dict:
     """F3: ``E TV(pi P^t, mu)`` at ``t = t_factor * n`` against ``m`` for several ``n`` (M1)."""
     res = {}
@@ -227,14 +217,17 @@ def floor_vs_m(ns, p: float, ms, reps: int, t_factor: int, rng: np.random.Genera
 
 def mode_prediction(model: Mixture, ms, t: int, rng: np.random.Generator, draws: int = 20_000, q: float = 0.9,
                     P=None) -> dict[str, np.ndarray]:
-    """Predicted floor from every slow mode: ``E TV(sum_a rho_hat_a mu_a P^t, mu)`` and its ``q``-quantile.
+    """Predicted floor from every slow mode: ``E TV(sum_a rho_hat_a mu_a P^t, mu)`` and its ``q``-quantile (claims C5m,
+    C5k, C10b, C11b).
 
     The data set of ``m`` points of ``mu`` is ``m`` labels ``a ~ rho`` (so ``rho_hat ~ Multinomial(m, rho)/m``)
     and points of ``mu_a``; once the chain has relaxed *within* the modes, the data of mode ``a`` look like
     ``mu_a``, and what is left at time ``t`` is ``sum_a (rho_hat_a - rho_a) mu_a P^t``. Each ``mu_a P^t`` is
     evolved exactly, so every eigenmode of the chain contributes with its own decay (the earlier
     prediction applied the slowest one to all). The expectation over ``rho_hat`` is a Monte-Carlo
-    average over ``draws`` multinomial draws (exact sums for ``k = 2``). Also returns, at the predicted
+    average over ``draws`` multinomial draws (exact sums for ``k = 2``: for two equal modes the prediction is
+    ``sep(m) ||(mu_1 - mu_2) P^t||_1 / 2`` with ``sep(m) = E|rho_hat_1 - 1/2|`` (:func:`separated_limit`); its slowest-mode
+    approximation ``sep(m) (1 - gap)^t TV(mu_1, mu_2)`` is what earlier revisions called the metastable prediction). Also returns, at the predicted
     ``q``-quantile, the predicted mid-CDF (:func:`cdf_mid`), what a measured quantile is compared with.
     """
     P = glauber_matrix(model) if P is None else P
@@ -362,17 +355,6 @@ def _positive(name: str, *arrays) -> list[np.ndarray]:
     return out
 
 
-def fit_linear_vs_nlogn(ns, t) -> dict[str, float]:
-    """Least-squares fits ``t = a n`` and ``t = a n log n`` (relative residuals), with their RMS relative errors."""
-    ns, t = _positive("fit_linear_vs_nlogn", ns, t)
-    out = {}
-    for name, base in (("a n", ns), ("a n log n", ns * np.log(ns))):
-        a = float(np.sum(t * base / t ** 2) / np.sum(base ** 2 / t ** 2))  # minimises sum ((t - a base)/t)^2
-        out[name] = a
-        out[f"{name} rms rel. error"] = float(np.sqrt(np.mean(((t - a * base) / t) ** 2)))
-    return out
-
-
 def cw_constants(ns, beta: float, fields, rng, random_starts: int = 1) -> dict[str, np.ndarray]:
     """ATE and MLSI constants (numerical lower bounds on the suprema) of the first Curie-Weiss component,
     of a product measure (exact value 1 for ATE) as a check of the optimiser, and the Poincare limits."""
@@ -450,28 +432,6 @@ def calls_sweep(ns, p: float, deltas, rs, alpha: float, power: float = 0.8, fami
     return {"n": np.asarray(ns, float), "deltas": np.asarray(deltas, float), "r_fixed": r_fixed, **out}
 
 
-def budget_sweep(visible: Mixture, delta: float, base: TesterBudget, scales, trials: int, n_null: int, rng,
-                 families=("A", "B")) -> dict:
-    """The testers' power at one ``delta`` against the budget: ``N_w`` and ``N`` (queries) both multiplied by each
-    factor in ``scales`` (``r`` and ``alpha`` kept), thresholds recalibrated at every budget. Returns ``scales``,
-    ``power[fam][tester]`` (an array over ``scales``) and the per-test decisions ``reject[fam][tester]`` (a list
-    over ``scales`` of boolean arrays)."""
-    scales = tuple(float(s_) for s_ in scales)
-    power = {fam: {t: [] for t in TESTERS} for fam in families}
-    reject = {fam: {t: [] for t in TESTERS} for fam in families}
-    for s_ in progress(scales, desc="budget sweep"):
-        budget = TesterBudget(n_w=max(1, round(s_ * base.n_w)), n_loc=max(1, round(s_ * base.n_loc)), r=base.r,
-                              alpha=base.alpha)
-        th = calibrate(visible, budget, n_null, rng)
-        for fam in families:
-            r = rejections(visible, FAMILIES[fam](visible, delta), budget, th, trials, rng)
-            for t in TESTERS:
-                power[fam][t].append(float(r[t].mean()))
-                reject[fam][t].append(r[t])
-    return {"scales": np.asarray(scales), "reject": reject,
-            "power": {f: {t: np.asarray(v) for t, v in d.items()} for f, d in power.items()}}
-
-
 def combined_z(z) -> float:
     """One statistic for many z-scores that are standard normal under the prediction: ``sum z^2 ~ chi^2_df``
     (``df`` = their number), returned as the two-sided normal quantile of its p-value, so it reads on the
@@ -544,3 +504,101 @@ def slope_edge(ms) -> float:
     """Upper edge of the sample-complexity slope test on the grid ``ms``: halfway between the paper's -1/2
     (``m^{-1/2}``) and :func:`rival_slope`, so that the test accepts the one law and rejects the other."""
     return 0.5 * (-0.5 + rival_slope(ms))
+
+
+def efficiency_vs_n(make_visible, ns, delta: float, alpha: float, power: float = 0.8, rs=(2, 4, 8, 16, 32, 64, 128, 256, 512),
+                    families=("A", "B", "C")) -> dict:
+    """T_mix's budget for ``power`` at a fixed perturbation ``delta``, against ``n`` (C7p, C7pk): ``mix[fam]``, the fewest
+    samples plus oracle calls (:func:`~icml26.ate_mixtures.mix_budget`, with its ``split[fam]``) for each family; ``worst``,
+    their largest at each ``n`` (a tester must detect every alternative); ``tv[fam]``, each alternative's TV distance (about
+    constant in ``n``: a fixed ``eps``). The controls (T_loc alone) come from :func:`budget_vs_n`."""
+    ns = [int(n) for n in ns]
+    mix, split, dist = ({f: [] for f in families} for _ in range(3))
+    for n in progress(ns, desc="tester budgets vs n"):
+        visible = make_visible(n)
+        for fam in families:
+            alt = FAMILIES[fam](visible, delta)
+            b = mix_budget(visible, alt, alpha, power, rs)
+            mix[fam].append(b.total)
+            split[fam].append(b)
+            dist[fam].append(tv(alt.mu, visible.mu))
+    res = {"n": np.asarray(ns, dtype=float), "split": split, "mix": {f: np.asarray(v) for f, v in mix.items()},
+           "tv": {f: np.asarray(v) for f, v in dist.items()}}
+    res["worst"] = np.max(np.stack(list(res["mix"].values())), axis=0)
+    return res
+
+
+def growth_ratio(ns, budget, window: int = 2) -> float:
+    """How the local growth exponent of ``budget`` changes across the grid: the log-log slope over the largest ``window``
+    values of ``n`` divided by the slope over the smallest ``window``.
+
+    A polynomial ``n^d`` keeps its slope (ratio 1; a sum of powers drifts towards its highest degree, but stays
+    bounded); an exponential ``e^{b n}`` has local slope ``b n``, so its ratio is that of ``n`` across the grid whatever
+    ``b`` is (:func:`growth_edge`). "Efficient" (polynomial in ``n``) is read as a ratio nearer 1 than the exponential's.
+    """
+    ns, budget = _positive("growth_ratio", ns, budget)
+    if ns.shape != budget.shape or ns.size < 2 * window or window < 2:
+        raise ValueError(f"growth_ratio needs two disjoint windows of at least 2 points, got {ns.size} points")
+    low, high = loglog_slope(ns[:window], budget[:window]), loglog_slope(ns[-window:], budget[-window:])
+    if low <= 0:
+        raise ValueError(f"growth_ratio: the budget does not grow over the smallest n (slope {low:.3g})")
+    return high / low
+
+
+def growth_edge(ns, window: int = 2) -> float:
+    """The region's edge for :func:`growth_ratio`: the geometric midpoint between a polynomial's ratio (1) and an
+    exponential's on the same grid (the ratio of ``e^n``, which does not depend on the rate)."""
+    ns = np.asarray(ns, dtype=float)
+    return math.sqrt(growth_ratio(ns, np.exp(ns - ns.max()), window))
+
+
+def mlsi_only(ns, n: int, J0: float, ms, reps: int, t_over_cn: float, points: int, rng: np.random.Generator,
+              random_starts: int = 1) -> dict:
+    """F2d: MLSI beyond ATE on the star-like mixture ``PairPenaltyMixture.star(n, J0)`` (claim C13).
+
+    * the component's ATE and MLSI constants at every ``ns`` (``functional_constant`` with spike starts at ``e_1``, the
+      functions that attain the ATE constant), the exact ratio ``Ent/L`` of a spike of height ``e^40`` at ``e_1`` (a lower
+      bound on ``c_ATE`` computed without optimisation, ``spike``), and ``log2(n + 1)``, the star's limit of it;
+    * at ``n``: the continuous-time chain ``H_t`` from the components' MLSI-extremal densities with the right weights,
+      ``nu_0 = (f* mu_1 + mirror) / 2``, where the MLSI constant is attained: its ``D_t = KL(nu_0 H_t || mu)``,
+      ``K_t = KL(rho_{nu_t} || rho)``, the MLSI form of T* with ``c = c_MLSI`` (:func:`~icml26.ate_mixtures.mlsi_form_bound`)
+      and the constant the start demands (:func:`~icml26.ate_mixtures.mlsi_form_constant`);
+    * from ``reps`` data sets of each size in ``ms`` (the theorem's setting): the constant each data set's path demands in
+      the MLSI form (``c_data``: ``(m, reps)``), and the mean ``KL(pi H_t || mu)`` over data sets (``kl_mean``: ``(m, times)``)
+      for T*'s entropy form ``E KL <= e^{-t/(c n)} E KL_0 + (k-1)/m``.
+    """
+    consts = {key: [] for key in ("ate", "mlsi")}
+    spike = []
+    for n_ in progress(ns, desc="MLSI-only components"):
+        comp = PairPenaltyMixture.star(int(n_), J0).components[0]
+        for kind in consts:
+            consts[kind].append(functional_constant(comp, kind, rng, random_starts=random_starts, spike_states=(1,)))
+        spike.append(functional_ratio(comp, np.where(np.arange(comp.size) == 1, 40.0, 0.0), "ate"))
+    model = PairPenaltyMixture.star(int(n), J0)
+    est = consts["mlsi"][list(ns).index(n)] if n in list(ns) else functional_constant(
+        model.components[0], "mlsi", rng, random_starts=random_starts, spike_states=(1,))
+    times = np.linspace(0.0, t_over_cn * est.value * n, int(points))
+    f = np.exp(est.g - est.g.max())
+    nu1 = f * model.components[0]
+    nu1 /= nu1.sum()
+    nu0 = 0.5 * nu1 + 0.5 * nu1[model.mirror()]
+    P = glauber_matrix(model)
+    post = model.posterior
+
+    def d_and_k(v, target):
+        return np.stack([rel_entr(v, target[:, None]).sum(axis=0), rel_entr(post @ v, model.weights[:, None]).sum(axis=0)])
+
+    DK = evolve_continuous(P, nu0[:, None], times, model.mu, distance=d_and_k)[:, :, 0]
+    D, K = DK[:, 0], DK[:, 1]
+    c_data, kl_mean = [], []
+    for m in progress(ms, desc="MLSI-only: data-based starts"):
+        dk = evolve_continuous(P, empirical_starts(model, int(m), reps, rng), times, model.mu, distance=d_and_k)
+        c_data.append([mlsi_form_constant(times, n, dk[:, 0, r], dk[:, 1, r]) for r in range(dk.shape[2])])
+        kl_mean.append(dk[:, 0].mean(axis=1))
+    c = est.value
+    return {"ns": np.asarray(ns), "ate": np.array([e.value for e in consts["ate"]]),
+            "mlsi": np.array([e.value for e in consts["mlsi"]]), "log2": np.log2(np.asarray(ns, dtype=float) + 1),
+            "spike": np.asarray(spike), "J": model.J,
+            "n": int(n), "c_mlsi": c, "times": times, "D": D, "K": K, "bound": mlsi_form_bound(times, n, c, float(D[0]), K),
+            "c_extremal": mlsi_form_constant(times, n, D, K), "ms": tuple(int(m) for m in ms), "c_data": np.asarray(c_data),
+            "kl_mean": np.stack(kl_mean), "model": model}

@@ -334,3 +334,62 @@ class CurieWeissMixture(Mixture):
         M += 2 * (new.astype(np.int64) - X[rows, sites].astype(np.int64))
         X[rows, sites] = new
         return M
+
+
+class PairPenaltyMixture(Mixture):
+    """Two star-like components: ``mu_1(x) ∝ exp(-J C(|x|, 2))`` (every pair of ones costs ``J``) and its mirror
+    ``mu_2(x) = mu_1(1 - x)``, with equal weights by default.
+
+    For large ``J`` each component is close to the uniform law on the star ``{0^n, e_1, ..., e_n}`` (hub ``0^n``,
+    leaves ``e_i``): states with two ones carry mass ``(n - 1) e^{-J} / 2`` relative to the leaves. Such a component
+    satisfies an MLSI with a constant that stays bounded in ``n`` (the chapter computes it, F2d; on the exact star the
+    spikes below give ``Ent / (n E(f, log f)) -> 2`` at most) but no ATE with an ``n``-free constant: a spike
+    ``f = M 1_{e_1}`` gives ``Ent / L -> log(1/mu(e_1)) / (log 2 + (n - 1) log(1 + e^{-J}))`` as ``M -> inf``, about
+    ``log2(n + 1)`` (only the hub-leaf edge sees the spike, while its entropy is that of a point of mass ``1/(n+1)``).
+    With ``J`` fixed the star picture fails once ``n e^{-J}`` is not small; :meth:`star` takes ``J = J0 + 2 log n``, so
+    that ``C(n, 2) e^{-J}`` stays below ``e^{-J0} / 2`` and the family is MLSI-only uniformly in ``n``. It is the
+    chapter's MLSI-only component: not product, not ATE uniformly in ``n``. ``mu`` depends on ``|x|`` only.
+    """
+
+    def __init__(self, n: int, J: float, weights=(0.5, 0.5)):
+        self.n = _check_n(n)
+        self.J = float(J)
+        if not (np.isfinite(self.J) and self.J > 0):
+            raise ValueError(f"J must be positive and finite, got {J}")
+        self.weights = np.array(check_weights(weights, 2))
+        self.weights.setflags(write=False)
+
+    @classmethod
+    def star(cls, n: int, J0: float) -> "PairPenaltyMixture":
+        """The family with ``J = J0 + 2 log n`` (mass off the star bounded by ``e^{-J0}/2`` at every ``n``)."""
+        n = _check_n(n)
+        return cls(n, float(J0) + 2 * np.log(n))
+
+    def component_log_by_ones(self) -> np.ndarray:
+        """``(2, n + 1)``: ``log mu_a(x)`` as a function of ``|x|`` (normalised)."""
+        j = np.arange(self.n + 1, dtype=float)
+        logbinom = gammaln(self.n + 1) - gammaln(j + 1) - gammaln(self.n - j + 1)
+        energy = np.stack([-self.J * j * (j - 1) / 2, -self.J * (self.n - j) * (self.n - j - 1) / 2])
+        return energy - logsumexp(energy + logbinom, axis=1)[:, None]
+
+    def _component_probs(self) -> np.ndarray:
+        ones = states(self.n).sum(axis=1)
+        return np.exp(self.component_log_by_ones()[:, ones])
+
+    def _sample_components(self, a, rng):
+        out = np.zeros((a.size, self.n), dtype=np.uint8)
+        j = np.arange(self.n + 1, dtype=float)
+        logbinom = gammaln(self.n + 1) - gammaln(j + 1) - gammaln(self.n - j + 1)
+        for comp in range(self.k):
+            idx = np.flatnonzero(a == comp)
+            p = np.exp(self.component_log_by_ones()[comp] + logbinom)
+            for r, ones in zip(idx, rng.choice(self.n + 1, size=idx.size, p=p / p.sum())):
+                out[r, rng.choice(self.n, size=int(ones), replace=False)] = 1
+        return out
+
+    def log_weight_by_ones(self) -> np.ndarray:
+        return logsumexp(np.log(self.weights)[:, None] + self.component_log_by_ones(), axis=0)
+
+    def mirror(self) -> np.ndarray:
+        """The state permutation ``x -> 1 - x`` (maps component 1 onto component 2)."""
+        return (2 ** self.n - 1) - np.arange(2 ** self.n)

@@ -39,33 +39,39 @@ _COMMON: dict[str, Any] = dict(
     # 1/(mean signal)^2 (F5b derivation), so 50 n queries become 113 n
     k3=dict(n=12, k=3, p=0.85, n_loc_per_site=113),
     planted_delta=0.4,                  # P7: a planted large local discrepancy (positive control of the testers)
-    tloc_check_trials=4000,             # C7g: T_loc simulated at its predicted (N*, r*), interval half-width ~0.013
+    tloc_check_trials=4000,             # C7g, C7z: T_loc / T_mix simulated at the predicted budget, half-width ~0.013
+    # C7p, C7pk: the fewest samples + oracle calls for power 0.8 at n in budget_ns (draws per query r on a fine geometric grid,
+    # so that the optimum moves smoothly with n); the growth test compares the log-log slope of the two smallest and two largest n
+    efficiency=dict(r_max=4096, r_points=48, window=2),
+    # F2d, C13: MLSI-only star-like components exp(-J C(|x|, 2)), J = J0 + 2 log n (PairPenaltyMixture.star); the chain is run
+    # to t = t_over_cn * c_MLSI * n on an even grid of `points` times, from the extremal density and from data
+    star=dict(J0=3.0, ms=(16, 64), t_over_cn=10, points=101),
 )
 
 # Every preset holds one CPU variant only: the chapter is numpy/scipy (exact sparse chains, closed-form
 # moments), nothing runs on torch, so a GPU would not change a number and there is no "gpu" variant.
 PRESETS: dict[str, dict[str, Any]] = {
     # whole notebook, measured by `repro run` on the shared, loaded 2-core machine (the chapter's own timings in
-    # the results file): smoke about 30 s; book and full: see their results files (this revision added data sets to
-    # F3 and seeds to F2c so that the stricter slope test can decide, and a budget sweep to F5)
+    # the results file): smoke about 45 s; book and full: see their results files (revision 6 dropped F5's budget sweep
+    # and F4b's n^2 control, and added F2d's MLSI-only components and the testers' budgets against n)
     "smoke": dict(_COMMON, n_identity=6, identity_instances=100, relax_ns=(6, 8, 10),
-                  cw_ns=(6, 8, 10), cw_n=10, cw_reps=200, k_reps=100, budget_ns=(6, 8, 10),
+                  cw_ns=(6, 8, 10), cw_n=10, cw_reps=200, k_reps=100, budget_ns=(6, 8, 10, 12),
                   tv_n=10, tv_ms=(4, 16, 64, 256, 1024), tv_reps=50, m2_reps=50,
                   floor_ns=(8, 10), floor_ms=(16, 64, 256, 1024), floor_reps=1000,
                   mixing_ns=(8, 10, 12), mixing_reps=30, deltas=(0.05, 0.1, 0.2),
                   n_batches=10, cw2_ns=(6, 8, 10), cw2_n=10, cw2_reps=100,
-                  rate_ns=(16, 32, 64, 128, 256), control_ns=(16, 32, 64, 128),
-                  calls_ns=(6, 8, 10, 12), calls_deltas=(0.1, 0.2, 0.3), k3_trials=100,
-                  budget_scales=(0.5, 1, 2), cw2_seeds=2),
+                  rate_ns=(16, 32, 64, 128, 256),
+                  calls_ns=(6, 8, 10, 12), calls_deltas=(0.1, 0.2, 0.3), k3_trials=100, cw2_seeds=2,
+                  star_ns=(6, 8), star_n=8, star_reps=40),
     "book": dict(_COMMON, n_identity=7, identity_instances=100, relax_ns=(6, 8, 10, 12, 14),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=200, budget_ns=(6, 8, 10, 12, 14),
                  tv_n=12, tv_ms=(4, 16, 64, 256, 1024), tv_reps=100, m2_reps=100,
                  floor_ns=(8, 10, 12), floor_ms=(16, 64, 256, 1024), floor_reps=1500,
                  mixing_ns=(8, 10, 12, 14), mixing_reps=50, deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3),
                  n_batches=10, cw2_ns=(8, 10, 12), cw2_n=12, cw2_reps=300,
-                 rate_ns=(16, 32, 64, 128, 256, 512), control_ns=(16, 32, 64, 128, 256),
-                 calls_ns=(6, 8, 10, 12, 14), calls_deltas=(0.05, 0.1, 0.2, 0.3), k3_trials=400,
-                 budget_scales=(0.25, 0.5, 1, 2), cw2_seeds=4),
+                 rate_ns=(16, 32, 64, 128, 256, 512),
+                 calls_ns=(6, 8, 10, 12, 14), calls_deltas=(0.05, 0.1, 0.2, 0.3), k3_trials=400, cw2_seeds=4,
+                 star_ns=(6, 8, 10, 12), star_n=10, star_reps=60),
     # full: the published results file's timings (F3's 1000 data sets at n = 14 and F2c's three seeds at n = 14 dominate)
     "full": dict(_COMMON, n_identity=8, identity_instances=300, relax_ns=(6, 8, 10, 12, 14, 16),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=500, budget_ns=(6, 8, 10, 12, 14, 16),
@@ -74,7 +80,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                  mixing_ns=(8, 10, 12, 14), mixing_reps=200,
                  deltas=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3),
                  n_batches=10, cw2_ns=(8, 10, 12, 14), cw2_n=14, cw2_reps=500,
-                 rate_ns=(16, 32, 64, 128, 256, 512, 1024, 2048), control_ns=(16, 32, 64, 128, 256, 512),
-                 calls_ns=(6, 8, 10, 12, 14, 16), calls_deltas=(0.025, 0.05, 0.1, 0.2, 0.3), k3_trials=800,
-                 budget_scales=(0.25, 0.5, 1, 2), cw2_seeds=3),
+                 rate_ns=(16, 32, 64, 128, 256, 512, 1024, 2048),
+                 calls_ns=(6, 8, 10, 12, 14, 16), calls_deltas=(0.025, 0.05, 0.1, 0.2, 0.3), k3_trials=800, cw2_seeds=3,
+                 star_ns=(6, 8, 10, 12), star_n=12, star_reps=100),
 }

@@ -11,29 +11,29 @@ under Glauber dynamics stays exchangeable, and ``|x_t|`` is the birth-death chai
 exactly, at any n, with ``n + 1`` states instead of ``2^n``.
 
 Why it matters here. From a start with ``D_0 = KL(start || mu) ~ n`` (a mode centre: ``log(1/mu(1^n)) ~ n``),
-entropy contraction at rate ``1/(c n)`` (ATE or MLSI components, T*) gives ``t ~ c n log(D_0/eps^2) =
+entropy contraction at rate ``1/(c n)`` (ATE or MLSI components, T*) *bounds* the mixing time by ``c n log(D_0/eps^2) =
 O(n log n)`` steps, while a Poincare inequality (chi-square contraction at the gap ``~1/n``, with
-``chi^2(start || mu) ~ 1/mu(1^n) = e^{Theta(n)}``) only gives ``t ~ n log(1/mu_min) = O(n^2)``. This is our
-reading of what the MLSI hypothesis of the paper's sampling theorem adds over the Poincare results it
-extends [KLV24, HMRW24]; the theorem's own rate was not available to us.
+``chi^2(start || mu) ~ 1/mu(1^n) = e^{Theta(n)}``) only bounds it by ``~ n log(1/mu_min) = O(n^2)``. Both are upper bounds
+on the same true time, so the comparison is between bounds: :func:`bound_times` divides each by the exact mixing time,
+and the entropy bound's ratio stays flat in ``n`` while the Poincare bound's grows like ``n / log n``. This is our
+reading of what the MLSI hypothesis of the paper's sampling theorem adds over the Poincare results it extends
+[KLV24, HMRW24]; the theorem's own rate was not available to us.
 
-:class:`UniformLevel` is the negative control of the slope test: ``mu(x) ∝ 1 / C(n, |x|)`` makes ``|x|`` uniform
-on ``{0..n}`` and its lumped chain an unbiased random walk, so Glauber needs ``Theta(n^2)`` steps. Its gap is
-``Theta(1/n^2)`` (``n * gap -> 0``): it has no n-free *Poincare* inequality either, so it is an ``n^2`` control of
-the test, not an instance of "Poincare without MLSI".
+:class:`UniformLevel` (``mu(x) ∝ 1 / C(n, |x|)``: ``|x|`` uniform on ``{0..n}``, its lumped chain an unbiased random walk,
+gap ``Theta(1/n^2)``) checks the lumped chain against enumeration on a third kind of exchangeable law.
 
 The paper's regime, MLSI without a uniform log-Sobolev inequality, is the mixture of product components with
 marginals ``delta_n = 1/n`` (``ProductMixture.symmetric(n, 1 - 1/n)``): a product measure is 1-ATE (hence MLSI
 with an n-free constant) whatever its marginals, while the log-Sobolev constant of ``Bern(delta)`` is of order
 ``1/log(1/delta)``, so no LSI holds uniformly in n. From the middle level (:func:`level_start`) its start has
-``D_0 ~ n log n``.
+``D_0 ~ n log n`` and ``log chi^2_0 ~ n log n``.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy.special import gammaln, logsumexp, rel_entr
+from scipy.special import gammaln, logsumexp
 
 from .glauber import lumped_chain
 from .models import Mixture, _check_n, states
@@ -66,15 +66,36 @@ class UniformLevel(Mixture):
         return out
 
 
-def level_law(model: Mixture) -> np.ndarray:
-    """The law of ``|x|`` under an exchangeable ``model`` (length ``n + 1``), any ``n``."""
+def level_log_law(model: Mixture) -> np.ndarray:
+    """``log P(|x| = j)`` under an exchangeable ``model`` (length ``n + 1``), any ``n``, in log space: the middle levels
+    of a separated mixture at ``n`` in the thousands have probabilities far below the smallest double."""
     logw = model.log_weight_by_ones()
     if logw is None:
         raise ValueError("level_law needs an exchangeable mixture (mu(x) a function of |x| only)")
     n = model.n
     j = np.arange(n + 1)
     logp = logw + gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1)
-    return np.exp(logp - logsumexp(logp))
+    return logp - logsumexp(logp)
+
+
+def level_law(model: Mixture) -> np.ndarray:
+    """The law of ``|x|`` under an exchangeable ``model`` (length ``n + 1``), any ``n``."""
+    return np.exp(level_log_law(model))
+
+
+def _log_divergences(start: np.ndarray, log_stat: np.ndarray, chi2: bool = True) -> tuple[float, float]:
+    """``KL(start || stat)`` and (with ``chi2``) ``log chi^2(start || stat)`` computed in log space (``stat`` given by its
+    logs), finite whenever ``start`` is supported where ``stat`` is, however small ``stat`` is there."""
+    s = start > 0
+    if not np.all(np.isfinite(log_stat[s])):
+        return math.inf, math.inf
+    logv = np.log(start[s])
+    kl = float(np.sum(start[s] * (logv - log_stat[s])))
+    if not chi2:
+        return kl, math.nan
+    S = float(logsumexp(2 * logv - log_stat[s]))  # log sum v^2/stat = log(1 + chi^2)
+    log_chi2 = S + math.log(-math.expm1(-S)) if S > 0 else -math.inf
+    return kl, log_chi2
 
 
 def corner_start(n: int, weights=(0.5, 0.5)) -> np.ndarray:
@@ -108,8 +129,10 @@ def lumped_mixing_time(model: Mixture, start: np.ndarray, target_tv: float, hori
     """First ``t`` with ``TV(law x_t, mu) <= target_tv`` (and, with ``kl_level``, first ``t`` with
     ``KL <= kl_level``) from an exchangeable start given as the law of ``|x_0|``; exact at any n.
 
-    The tridiagonal chain is stepped as three vector operations per step. Returns ``t_tv`` and ``t_kl``
-    (``inf`` when not reached within ``horizon`` steps), the start's ``tv0`` and ``kl0`` (nats).
+    The tridiagonal chain is stepped as three vector operations per step; divergences use the log of the stationary
+    law (:func:`level_log_law`), so they stay finite where its mass underflows. Returns ``t_tv`` and ``t_kl``
+    (``inf`` when not reached within ``horizon`` steps), and the start's ``tv0``, ``kl0`` (nats) and ``log_chi2_0``
+    (the log of its chi-square divergence, what a Poincare bound starts from).
     """
     if not 0 < target_tv < 1:
         raise ValueError("target_tv must lie in (0, 1)")
@@ -119,24 +142,19 @@ def lumped_mixing_time(model: Mixture, start: np.ndarray, target_tv: float, hori
     v = np.asarray(start, dtype=float)
     if v.shape != (n + 1,) or np.any(v < 0) or not math.isclose(v.sum(), 1.0, abs_tol=1e-12):
         raise ValueError(f"start must be a probability vector on {{0..{n}}} (the law of |x_0|)")
-    stat = level_law(model)
+    log_stat = level_log_law(model)
+    stat = np.exp(log_stat)
     Q = lumped_chain(model)
     stay, up, down = np.diag(Q).copy(), np.diag(Q, 1).copy(), np.diag(Q, -1).copy()
     tv = lambda u: 0.5 * float(np.abs(u - stat).sum())
-    # levels whose stationary mass underflows to 0 (the middle levels of a separated mixture at n ~ 2000) are left
-    # out of the KL sum when the evolved law has no mass there either (below 1e-300), which is the case here
-    pos = stat > 0
-
-    def kl(u):
-        if np.any(u[~pos] > 1e-300):
-            return math.inf
-        return float(np.sum(rel_entr(u[pos], stat[pos])))
-    out = {"tv0": tv(v), "kl0": kl(v), "t_tv": math.inf, "t_kl": math.inf if kl_level is not None else math.nan}
+    kl0, log_chi2_0 = _log_divergences(v, log_stat)
+    out = {"tv0": tv(v), "kl0": kl0, "log_chi2_0": log_chi2_0, "t_tv": math.inf,
+           "t_kl": math.inf if kl_level is not None else math.nan}
     t = 0
     while True:
         if math.isinf(out["t_tv"]) and tv(v) <= target_tv:
             out["t_tv"] = float(t)
-        if kl_level is not None and math.isinf(out["t_kl"]) and kl(v) <= kl_level:
+        if kl_level is not None and math.isinf(out["t_kl"]) and _log_divergences(v, log_stat, chi2=False)[0] <= kl_level:
             out["t_kl"] = float(t)
         done = not math.isinf(out["t_tv"]) and (kl_level is None or not math.isinf(out["t_kl"]))
         if done or t >= horizon:
@@ -158,21 +176,51 @@ def rate_vs_n(make_model, ns, start, target_tv: float, horizon_factor: float, kl
 
 
 def tail_slope(ns, t, last: int = 3) -> float:
-    """Log-log slope of ``t`` against ``n`` over the ``last`` largest ``n`` (the local growth exponent)."""
+    """Log-log slope of ``t`` against ``n`` over the ``last`` largest ``n`` (the local growth exponent;
+    :func:`~icml26.ate_mixtures.loglog_slope` on the tail)."""
+    from .experiments import loglog_slope
+
     ns, t = np.asarray(ns, dtype=float), np.asarray(t, dtype=float)
     if ns.shape != t.shape or ns.size < 2:
         raise ValueError("need matching arrays of at least two (n, t) points")
-    if not (np.all(np.isfinite(t)) and np.all(t > 0) and np.all(ns > 0)):
-        raise ValueError("mixing times must be positive and finite (a chain that never mixed has t = inf)")
     k = min(int(last), ns.size)
-    return float(np.polyfit(np.log(ns[-k:]), np.log(t[-k:]), 1)[0])
+    return loglog_slope(ns[-k:], t[-k:])
 
 
-def fit_rates(ns, t) -> dict[str, float]:
-    """Least-squares fits ``t = a n log n`` and ``t = a n^2`` (relative residuals) with their RMS relative errors."""
+def bound_times(rates: dict[str, np.ndarray], target_tv: float, c: float = 1.0, c_poincare: float = 1.0) -> dict[str, np.ndarray]:
+    """The mixing times the two kinds of bound give from each start of :func:`rate_vs_n` (``K = 0``: starts with the
+    mixture's weights), against ``n``:
+
+    * entropy (ATE/MLSI, T* with ``c``): ``D_t <= e^{-t/(c n)} D_0`` and Pinsker give ``t_E = c n log(D_0 / (2 eps^2))``;
+    * Poincare (components with ``Var <= c_P n E(f, f)``): ``chi^2_t <= e^{-2t/(c_P n)} chi^2_0`` (the continuous-time rate,
+      generous to this bound in discrete time) and ``TV <= sqrt(chi^2)/2`` give ``t_P = (c_P n / 2) log(chi^2_0 / (4 eps^2))``.
+
+    ``D_0 ~ n`` from a mode centre but ``log chi^2_0 ~ log(1/mu_min) ~ n``, so ``t_E = O(n log n)`` and ``t_P = O(n^2)``:
+    the comparison of bounds the paper's extension of [KLV24, HMRW24] from Poincare to MLSI components is about.
+    Returns ``entropy``, ``poincare`` and their ratios to the exact ``t_tv`` (``entropy_ratio``, ``poincare_ratio``).
+    """
+    if not 0 < target_tv < 1 or not (c > 0 and c_poincare > 0):
+        raise ValueError("target_tv must lie in (0, 1) and the constants must be positive")
+    n = np.asarray(rates["n"], dtype=float)
+    ent = c * n * np.log(np.asarray(rates["kl0"], dtype=float) / (2 * target_tv ** 2))
+    poi = 0.5 * c_poincare * n * (np.asarray(rates["log_chi2_0"], dtype=float) - math.log(4 * target_tv ** 2))
+    t = np.asarray(rates["t_tv"], dtype=float)
+    return {"n": n, "entropy": ent, "poincare": poi, "entropy_ratio": ent / t, "poincare_ratio": poi / t}
+
+
+FIT_LAWS = {"a n": lambda n: n, "a n log n": lambda n: n * np.log(n), "a n^2": lambda n: n ** 2}
+"""The one-parameter growth laws :func:`fit_laws` compares."""
+
+
+def fit_laws(ns, t, laws=("a n log n", "a n^2")) -> dict[str, float]:
+    """Least-squares fits ``t = a base(n)`` for each law in ``laws`` (keys of :data:`FIT_LAWS`), minimising the relative
+    residuals ``sum ((t - a base)/t)^2``; returns each ``a`` and its RMS relative error (``"<law> rms rel. error"``)."""
     ns, t = np.asarray(ns, dtype=float), np.asarray(t, dtype=float)
+    if ns.shape != t.shape or ns.size == 0 or not (np.all(np.isfinite(t)) and np.all(t > 0) and np.all(ns > 0)):
+        raise ValueError(f"fit_laws: values must be positive and finite (an unreached time is inf), got {t}")
     out = {}
-    for name, base in (("a n log n", ns * np.log(ns)), ("a n^2", ns ** 2)):
+    for name in laws:
+        base = FIT_LAWS[name](ns)
         a = float(np.sum(base / t) / np.sum((base / t) ** 2))
         out[name] = a
         out[f"{name} rms rel. error"] = float(np.sqrt(np.mean(((t - a * base) / t) ** 2)))

@@ -200,16 +200,11 @@ def _chi2_estimate_moments(p: np.ndarray, q: np.ndarray, r: int) -> tuple[np.nda
     return (q - p) ** 2 / den, np.maximum(var, 0.0)
 
 
-def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[float, float]:
-    """Exact mean and variance of one T_loc query's unbiased chi-square estimate when the oracle is ``hidden``.
-
-    Averages over ``x ~ pi`` (all ``2^n`` states) and ``i ~ Unif[n]`` the closed-form conditional moments
-    given ``(x, i)`` (law of total variance); the mean is ``E_{x~pi, i} chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))``
-    (0 under the null).
-    """
+def _query_table(visible: Mixture, hidden: Mixture) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``(p, q)`` pairs of T_loc's queries and their probabilities: ``p = mu(x_i = 1 | x_{-i})``,
+    ``q = pi(x_i = 1 | x_{-i})`` for ``x ~ pi``, ``i ~ Unif[n]`` (a query's moments depend on ``(p, q)`` only, and
+    structured models have few distinct pairs, so every ``r`` costs a pass over the pairs, not over ``n 2^n`` queries)."""
     _check_pair(visible, hidden)
-    if r < 2:
-        raise ValueError("r must be >= 2")
     n, N = visible.n, visible.mu.size
     x = np.arange(N)[:, None]
     i = np.arange(n)[None, :]
@@ -217,31 +212,178 @@ def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[floa
     x0 = x1 ^ (1 << i)
     q = hidden.mu[x1] / (hidden.mu[x0] + hidden.mu[x1])
     p = visible.mu[x1] / (visible.mu[x0] + visible.mu[x1])
+    w = np.broadcast_to(hidden.mu[:, None] / n, p.shape)
+    pairs, inverse = np.unique(np.round(p.ravel(), 14) + 1j * np.round(q.ravel(), 14), return_inverse=True)
+    return pairs.real.copy(), pairs.imag.copy(), np.bincount(inverse.ravel(), weights=w.ravel(), minlength=pairs.size)
+
+
+def local_query_moments(visible: Mixture, hidden: Mixture, r: int) -> tuple[float, float]:
+    """Exact mean and variance of one T_loc query's unbiased chi-square estimate when the oracle is ``hidden``.
+
+    Averages over ``x ~ pi`` (all ``2^n`` states) and ``i ~ Unif[n]`` the closed-form conditional moments
+    given ``(x, i)`` (law of total variance); the mean is ``E_{x~pi, i} chi^2(pi(.|x_{-i}) || mu(.|x_{-i}))``
+    (0 under the null).
+    """
+    return _table_moments(_query_table(visible, hidden), r)
+
+
+def _table_moments(table: tuple[np.ndarray, np.ndarray, np.ndarray], r: int) -> tuple[float, float]:
+    """Mean and variance of one query's estimate over a :func:`_query_table` (law of total variance)."""
+    if r < 2:
+        raise ValueError("r must be >= 2")
+    p, q, w = table
     m_cond, v_cond = _chi2_estimate_moments(p, q, int(r))
-    w = hidden.mu[:, None] / n
     mean = float(np.sum(w * m_cond))
     return mean, float(np.sum(w * (v_cond + m_cond ** 2)) - mean ** 2)
+
+
+_STIRLING2 = {1: (1,), 2: (1, 1), 3: (1, 3, 1), 4: (1, 7, 6, 1), 5: (1, 15, 25, 10, 1), 6: (1, 31, 90, 65, 15, 1)}
+"""Stirling numbers of the second kind ``S(k, j)``, ``j = 1..k``: ``c^k = sum_j S(k, j) c^(j)`` (falling factorials)."""
+
+
+def _table_skewness(table: tuple[np.ndarray, np.ndarray, np.ndarray], r: int) -> float:
+    """Skewness of one query's estimate over a :func:`_query_table`, exactly: the estimate is ``a c^2 + b c + g`` in the
+    count ``c ~ Bin(r, q)`` (:func:`_chi2_estimate_moments`), whose raw moments up to order 6 follow from the binomial
+    factorial moments ``E[c^(j)] = r^(j) q^j``."""
+    mean, var = _table_moments(table, r)
+    p, q, w = table
+    r = int(r)
+    den = np.maximum(p * (1 - p), 1e-12)
+    a, b, g = 1.0 / (r * (r - 1) * den), (-1.0 / (r * (r - 1)) - 2 * p / r) / den, p ** 2 / den - mean  # centred at the mean
+    falling = np.cumprod([float(r - j) for j in range(6)])                      # r^(1), ..., r^(6)
+    M = {k: sum(S * falling[j] * q ** (j + 1) for j, S in enumerate(_STIRLING2[k])) for k in range(1, 7)}
+    M[0] = np.ones_like(q)
+    cube = (a ** 3 * M[6] + 3 * a ** 2 * b * M[5] + (3 * a ** 2 * g + 3 * a * b ** 2) * M[4] + (b ** 3 + 6 * a * b * g) * M[3]
+            + (3 * b ** 2 * g + 3 * a * g ** 2) * M[2] + 3 * b * g ** 2 * M[1] + g ** 3 * M[0])
+    return float(np.sum(w * cube)) / var ** 1.5
+
+
+def _skewed_power(N, null: tuple[float, float, float], alt: tuple[float, float, float], level: float) -> np.ndarray:
+    """Power of T_loc (the mean of ``N`` queries) at ``level`` with the skewness of the query estimate taken into account:
+    Cornish-Fisher for the null quantile that calibration finds, Edgeworth for the alternative's tail. ``null`` and ``alt`` are
+    (mean, variance, skewness) of one query."""
+    (m0, v0, g0), (m1, v1, g1) = null, alt
+    sN = np.sqrt(np.asarray(N, dtype=float))
+    z = sps.norm.ppf(1 - level)
+    thr = m0 + np.sqrt(v0) / sN * (z + (z * z - 1) * g0 / (6 * sN))
+    u = (thr - m1) * sN / np.sqrt(v1)
+    return np.clip(sps.norm.sf(u) + sps.norm.pdf(u) * (u * u - 1) * g1 / (6 * sN), 0.0, 1.0)
+
+
+def _skewed_queries(null, alt, level: float, power) -> np.ndarray:
+    """The fewest queries ``N >= 1`` with :func:`_skewed_power` at least ``power``, by bisection in ``log N``; the moments
+    (each a tuple of arrays) and ``power`` broadcast together. Assumes a positive mean signal (``alt[0] > null[0]``)."""
+    null = tuple(np.asarray(x, dtype=float) for x in null)
+    alt = tuple(np.asarray(x, dtype=float) for x in alt)
+    power = np.asarray(power, dtype=float)
+    shape = np.broadcast_shapes(power.shape, *(x.shape for x in null + alt))
+    if np.any(np.broadcast_to(alt[0] - null[0], shape) <= 0):
+        raise ValueError("T_loc needs a positive mean signal")
+    lo, hi = np.zeros(shape), np.full(shape, 1.0)
+    while np.any(short := _skewed_power(np.exp(hi), null, alt, level) < power):      # bracket
+        hi = np.where(short, hi + 2.0, hi)
+        if np.any(hi > 60):
+            raise ValueError("T_loc cannot reach this power with fewer than e^60 queries")
+    done = _skewed_power(1.0, null, alt, level) >= power
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        ok = _skewed_power(np.exp(mid), null, alt, level) >= power
+        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+    return np.where(done, 1.0, np.exp(hi))
+
+
+def _queries_for(null: tuple[float, float], alt: tuple[float, float], level: float, power: float) -> float:
+    """``N = ((z_{1-level} sigma_0 + z_power sigma_1) / (m_1 - m_0))^2`` (normal approximation of a mean of i.i.d. queries)."""
+    (m0, v0), (m1, v1) = null, alt
+    if m1 - m0 <= 0:
+        return math.inf
+    za, zb = sps.norm.ppf(1 - level), sps.norm.ppf(power)
+    top = za * np.sqrt(v0) + zb * np.sqrt(v1)
+    return float((top / (m1 - m0)) ** 2) if top > 0 else 0.0  # top <= 0: the power is reached as N -> 0
 
 
 def local_budget(visible: Mixture, hidden: Mixture, r: int, alpha: float, power: float = 0.8) -> float:
     """Queries T_loc needs for ``power`` at level ``alpha`` (normal approximation of the mean of i.i.d. queries):
     ``N = ((z_{1-alpha} sigma_0 + z_power sigma_1) / m_1)^2`` with the exact moments of :func:`local_query_moments`."""
-    m0, v0 = local_query_moments(visible, visible, r)
-    m1, v1 = local_query_moments(visible, hidden, r)
-    if m1 - m0 <= 0:
-        return float("inf")
-    za, zb = sps.norm.ppf(1 - alpha), sps.norm.ppf(power)
-    return float(((za * np.sqrt(v0) + zb * np.sqrt(v1)) / (m1 - m0)) ** 2)
+    return _queries_for(local_query_moments(visible, visible, r), local_query_moments(visible, hidden, r), alpha, power)
 
 
 def oracle_calls(visible: Mixture, hidden: Mixture, rs, alpha: float, power: float = 0.8) -> tuple[float, int, float]:
     """Fewest oracle calls ``N r`` for T_loc to reach ``power``, over the draws per query ``r`` in ``rs``:
     returns ``(calls, best r, queries N at that r)`` (normal approximation, exact moments)."""
     best = (math.inf, 0, math.inf)
+    null, alt = _query_table(visible, visible), _query_table(visible, hidden)
     for r in rs:
-        N = local_budget(visible, hidden, int(r), alpha, power)
+        N = _queries_for(_table_moments(null, int(r)), _table_moments(alt, int(r)), alpha, power)
         if N * r < best[0]:
             best = (N * r, int(r), N)
+    return best
+
+
+@dataclass(frozen=True)
+class MixBudget:
+    """The fewest samples plus oracle calls with which T_mix reaches a power (:func:`mix_budget`)."""
+
+    total: float
+    n_w: float
+    n_loc: float
+    r: int
+
+
+def mix_budget(visible: Mixture, hidden: Mixture, alpha: float, power: float = 0.8, rs=(2, 4, 8, 16, 32, 64, 128),
+               grid: int = 200, min_expected: float = 5.0) -> MixBudget:
+    """The smallest total budget ``N_w + N (1 + r)`` (labelled samples for T_w, plus ``N`` samples and ``N r`` oracle
+    calls for T_loc) with which the union T_mix (each part at level ``alpha/2``, independent samples) reaches ``power``
+    against ``hidden``: no budget is chosen by us, the split and ``r`` (over ``rs``) are optimised.
+
+    T_w's power is the noncentral chi-square one (:func:`weight_power_ncx2`), counted only from ``min_expected`` expected
+    labels per component on (below that the chi-square approximation credits a test of a handful of labels with a power of
+    about its level, which the discrete test does not have: T_w is then given no power, its samples still counted); T_loc's
+    is the normal approximation with exact moments corrected for the query estimate's skewness (Cornish-Fisher for the null
+    quantile, Edgeworth for the alternative, :func:`_skewed_power`: at level ``alpha/2`` and the few queries of the fewest
+    budget the plain normal approximation overstates the power); the union's power is ``1 - (1 - p_w)(1 - p_loc)``.
+    ``N_w`` runs over 0 and a geometric grid up to the size at which T_w alone has the power; for each, the T_loc queries
+    that complete the power.
+    """
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise ValueError("power and alpha must lie in (0, 1)")
+    level = alpha / 2
+    rho, rp = visible.weights, label_law(visible, hidden)
+    shift = float(np.sum((rp - rho) ** 2 / rho))
+    df = visible.k - 1
+    thr = sps.chi2.ppf(1 - level, df)
+    nw_min = min_expected / float(rho.min())  # Pearson's rule of thumb: at least `min_expected` expected labels per cell
+    p_w = lambda nw: np.where(np.asarray(nw) >= nw_min, sps.ncx2.sf(thr, df, np.asarray(nw, dtype=float) * shift), 0.0)
+    # the T_w size that reaches the power alone (doubling, then bisection on the monotone ncx2 power)
+    hi = nw_min
+    while shift > 0 and p_w(hi) < power and hi < 1e12:
+        hi *= 2
+    if shift > 0 and p_w(hi) >= power:
+        lo = max(hi / 2, nw_min)
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if p_w(mid) < power else (lo, mid)
+        nw_alone = hi
+    else:
+        nw_alone = math.inf
+    best = MixBudget(nw_alone, nw_alone, 0.0, 0)
+    null, alt = _query_table(visible, visible), _query_table(visible, hidden)
+    top = nw_alone if np.isfinite(nw_alone) else 1e6
+    nw = np.r_[0.0, np.geomspace(nw_min, max(top, nw_min), grid)]
+    pw = p_w(nw)
+    nw, pw = nw[pw < power], pw[pw < power]
+    need = np.maximum(1 - (1 - power) / (1 - pw), level)  # the power T_loc must add (at least its level: N >= 1 query)
+    rs = np.asarray([int(r) for r in rs])
+    mom0 = np.array([(*_table_moments(null, r), _table_skewness(null, r)) for r in rs])   # (R, 3): mean, var, skewness
+    mom1 = np.array([(*_table_moments(alt, r), _table_skewness(alt, r)) for r in rs])
+    keep = mom1[:, 0] - mom0[:, 0] > 0
+    if np.any(keep) and nw.size:
+        col = lambda m: tuple(m[keep, j][:, None] for j in range(3))
+        N = _skewed_queries(col(mom0), col(mom1), level, need[None, :])      # (R', G): every r and N_w at once
+        total = nw[None, :] + N * (1 + rs[keep][:, None])
+        i, j = np.unravel_index(int(np.argmin(total)), total.shape)
+        if total[i, j] < best.total:
+            best = MixBudget(float(total[i, j]), float(nw[j]), float(N[i, j]), int(rs[keep][i]))
     return best
 
 
