@@ -1,23 +1,45 @@
 """Episodes per second: the chapter's numpy commons world vs the same world as a `mesa` 3.3.1 model.
 
-The core kernel of the chapter is one episode (T steps of N agents reading a constitution): the search
-runs thousands of them. The best peer on PyPI for an agent-based grid world is `mesa`; `mesa_model.py`
-implements the same world in mesa's idiom (agents on a `MultiGrid`, food in a `PropertyLayer`, grid
-queries per agent) and is tested to reproduce our trajectories exactly, so both contenders compute the
-same episodes. No PyPI package implements this world itself.
+The core kernel of the chapter is the episode (T steps of N agents reading a constitution), and the search
+runs thousands of them, a generation at a time: every candidate of a generation on the same K seeds. The
+best peer on PyPI for an agent-based grid world is `mesa`; `mesa_model.py` implements the same world in
+mesa's idiom (agents on a `MultiGrid`, food in a `PropertyLayer`, grid queries per agent) and is tested to
+reproduce our trajectories exactly, so both contenders compute the same episodes. No PyPI package
+implements this world itself.
 
-Run: ``pytest benchmarks/bench_constitutional_evolution.py`` (``make bench``). The ratio test times both
-interleaved in one process (``icml26.timing.interleaved_best``) and records the ratio ours / mesa in
-``results/bench/constitutional-evolution.json``. It asserts that ours is faster than the peer (ratio < 1).
-The issue's target, >= 10x (ratio <= 0.1, by batching the K seeds x candidates of a generation into one
-state), is **not met**: the episodes still run one by one; `test_issue_target_ten_times_faster` is a strict
-expected failure that turns into an error the day the target is met (then drop the mark).
+Three comparisons, each timed interleaved in one process (``icml26.timing.interleaved_best``) and recorded
+as the ratio ours / mesa in ``results/bench/constitutional-evolution.json``:
+
+* **one episode at a time** (`run_episode` vs `run_mesa_episode`, C_des on 8 seeds): asserts ours < mesa;
+* **a generation** (`batch.run_grid`: 16 candidates x 8 seeds = 128 episodes as one vectorised state, vs
+  mesa running the same 128 episodes one by one; the gathered food of every episode asserted equal), for
+  two generations: **generation 0** of a search (16 random constitutions, drawn as `evolve` draws them)
+  and an **evolved generation** (the last of a short GP run: selected constitutions whose agents mostly
+  live to T, so mesa, whose cost grows with the living agents, is slower per episode). Both assert
+  ours < mesa.
+
+The issue's target is >= 10x on a generation (ratio <= 0.1, "by batching the K seeds x candidates of a
+generation into one state"). The batching is done (`batch.py`: exact, tested episode by episode) and the
+target is met only at the margin on the evolved generation (ratio about 0.09-0.11 from round to round on
+a 2-core machine shared with other jobs), **not on generation 0** (about 0.13-0.14, 7-8x), where many
+random societies die early and mesa's episodes get cheap while ours keep their per-step cost. What is left
+is numpy's per-call overhead in the slot-by-slot resolution of the agents' actions (N sequential slots per
+step, each a few dozen small array operations over the batch) and the per-episode random-stream calls,
+which a batch of 128 episodes does not amortise further. `test_issue_target_ten_times_faster` asserts the
+target on generation 0 (the harder case) and is an expected failure, not strict: one run in several came
+under 0.1 on the loaded machine, and load noise must not break ``make bench``; the ratio recorded in
+``results/bench`` is the result (drop the mark the day generation 0 stays under 0.1).
+
+Run: ``pytest benchmarks/bench_constitutional_evolution.py`` (``make bench``).
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from icml26.constitutional_evolution import DESIGNED, RulePolicy, WorldParams, run_episode
+from icml26.constitutional_evolution import DESIGNED, RulePolicy, WorldParams, random_constitution, run_episode
+from icml26.constitutional_evolution.batch import run_grid
+from icml26.constitutional_evolution.evolve import generation_seeds
 from icml26.timing import interleaved_best, record_bench
 
 mesa_model = pytest.importorskip("icml26.constitutional_evolution.mesa_model")
@@ -25,7 +47,9 @@ mesa_model = pytest.importorskip("icml26.constitutional_evolution.mesa_model")
 PARAMS = WorldParams(grid=12, n_agents=10, steps=80)   # the book preset's world
 SEEDS = range(8)
 ROUNDS = 5
-TARGET = 0.1   # the issue's target: ours at least 10x faster than the peer
+TARGET = 0.1   # the issue's target: a generation at least 10x faster than the peer
+CANDIDATES, K = 16, 8                                   # a generation: 16 candidates x 8 seeds
+GEN_ROUNDS = 3
 _RATIO: dict[str, float] = {}
 
 
@@ -39,6 +63,37 @@ def _mesa():
     table = RulePolicy.shared(DESIGNED, PARAMS.n_agents).table
     for s in SEEDS:
         mesa_model.run_mesa_episode(table, PARAMS, s)
+
+
+def _generation():
+    """Generation 0 of a search (GP seed 0): its candidates as `evolve` draws them, its K shared seeds."""
+    rng = np.random.default_rng([0, 77])
+    pols = [RulePolicy.shared(random_constitution(rng), PARAMS.n_agents) for _ in range(CANDIDATES)]
+    return pols, generation_seeds(0, 0, K)
+
+
+def _evolved_generation():
+    """The last generation of a short GP run (GP seed 0, 2 islands x 8, 6 generations, K = 8): its first 16
+    candidates (survivors of selection: their agents mostly live to T) on its 8 shared seeds."""
+    from icml26.constitutional_evolution import GPConfig, evolve, run_gp
+
+    calls = []
+    scorer = evolve.grid_scores
+    evolve.grid_scores = lambda genomes, params, seeds: calls.append((genomes, seeds)) or scorer(genomes, params, seeds)
+    try:
+        run_gp(PARAMS, GPConfig(islands=2, pop=8, generations=6, K=K, migrate_every=3, seed=0))
+    finally:
+        evolve.grid_scores = scorer
+    genomes, seeds = calls[-1]
+    return [RulePolicy.shared(g, PARAMS.n_agents) for g in genomes[:CANDIDATES]], tuple(seeds)
+
+
+def _ours_generation(pols, seeds):
+    return [[ep.gathered for ep in row] for row in run_grid(pols, PARAMS, seeds)]
+
+
+def _mesa_generation(pols, seeds):
+    return [[mesa_model.run_mesa_episode(p.table, PARAMS, s) for s in seeds] for p in pols]
 
 
 def test_same_episodes():
@@ -60,19 +115,43 @@ def test_ratio_ours_vs_mesa():
     best = interleaved_best({"ours": _ours, "mesa": _mesa}, rounds=ROUNDS)
     rec = record_bench("constitutional-evolution", "episode (12x12, N=10, T=80, C_des)", "icml26 numpy core",
                        best["ours"] / len(SEEDS), "mesa 3.3.1 model (same world, exact)", best["mesa"] / len(SEEDS),
-                       rounds=ROUNDS, note="seconds per episode; the per-agent action resolution is sequential "
-                                           "Python in both, the features are vectorised in ours")
+                       rounds=ROUNDS, note="seconds per episode, one episode at a time; the per-agent action "
+                                           "resolution is sequential Python in both, the features are vectorised in ours")
     print(f"ours {rec['ours_seconds'] * 1e3:.2f} ms/episode, mesa {rec['peer_seconds'] * 1e3:.2f} ms/episode, "
           f"ratio {rec['ratio']:.3f}")
-    _RATIO["ours/mesa"] = rec["ratio"]
     assert rec["ratio"] < 1.0, f"ours is not faster than the mesa peer: ratio {rec['ratio']:.3f}"
 
 
-@pytest.mark.xfail(strict=True, reason="batched episodes not implemented: the issue's >= 10x target is unmet")
+def _generation_ratio(which: str = "generation 0") -> float:
+    if which not in _RATIO:
+        pols, seeds = _generation() if which == "generation 0" else _evolved_generation()
+        n = len(pols) * len(seeds)
+        ours = _ours_generation(pols, seeds)
+        assert ours == _mesa_generation(pols, seeds)   # the same episodes (gathered food of each)
+        best = interleaved_best({"ours": lambda: _ours_generation(pols, seeds),
+                                 "mesa": lambda: _mesa_generation(pols, seeds)}, rounds=GEN_ROUNDS)
+        what = ("the search's generation 0 (GP seed 0): 16 random constitutions" if which == "generation 0" else
+                "the last generation of a short GP run (GP seed 0, 2 islands x 8, 6 generations): 16 evolved constitutions")
+        rec = record_bench("constitutional-evolution", f"{which} ({CANDIDATES} candidates x {K} seeds, 12x12, N=10, T=80)",
+                           "icml26 batched numpy (one state for the generation)", best["ours"] / n,
+                           "mesa 3.3.1 model (same episodes, one by one)", best["mesa"] / n, rounds=GEN_ROUNDS,
+                           note=f"seconds per episode; {what} on its {K} shared seeds, the gathered food of all "
+                                f"{n} episodes equal")
+        per_round = [r["ours"] / r["mesa"] for r in best.rounds]
+        print(f"{which}: ours {rec['ours_seconds'] * 1e3:.3f} ms/episode, mesa {rec['peer_seconds'] * 1e3:.2f} "
+              f"ms/episode, ratio {rec['ratio']:.3f} (rounds {', '.join(f'{r:.3f}' for r in per_round)})")
+        _RATIO[which] = rec["ratio"]
+    return _RATIO[which]
+
+
+@pytest.mark.parametrize("which", ["generation 0", "evolved generation"])
+def test_generation_ratio_ours_vs_mesa(which):
+    ratio = _generation_ratio(which)
+    assert ratio < 1.0, f"the batched {which} is not faster than the mesa peer: ratio {ratio:.3f}"
+
+
+@pytest.mark.xfail(strict=False, reason="batched generation 0 reaches ~0.12-0.14 of mesa's time, not <= 0.1 (one run in several "
+                   "came under 0.1: not strict, so load noise cannot break `make bench`; the recorded ratio is the result)")
 def test_issue_target_ten_times_faster():
-    ratio = _RATIO.get("ours/mesa")
-    if ratio is None:
-        _ours(), _mesa()
-        best = interleaved_best({"ours": _ours, "mesa": _mesa}, rounds=ROUNDS)
-        ratio = best["ours"] / best["mesa"]
+    ratio = _generation_ratio()
     assert ratio <= TARGET, f"ratio ours / mesa {ratio:.3f} > target {TARGET}"

@@ -6,6 +6,8 @@ its abstract is not public):
 
 * `world`: `WorldParams`, the numpy core `Commons`, `run_episode` -> `Episode`, `oracle_gathering`, and
   `CommonsWorld`, a `pettingzoo.ParallelEnv`;
+* `batch`: `run_episodes_batched` (many episodes as one vectorised state, the same `Episode`s as
+  `run_episode`) and `run_grid` (candidates x seeds), which the search uses for each generation;
 * `constitution`: the rule grammar (`Predicate`, `Rule`, `ACTIONS`, `PREDICATES`), the first-match
   interpreter (`RuleTable`, `interpret`), `canonical`, `render` / `parse` (exact English round trip);
 * `policies`: `RulePolicy` (exact reading), `TablePolicy` (a situation -> action table), `SITUATIONS`;
@@ -21,7 +23,8 @@ its abstract is not public):
 """
 from __future__ import annotations
 
-from . import baselines, constitution, evolve, experiments, metrics, policies, world
+from . import baselines, batch, constitution, evolve, experiments, metrics, policies, world
+from .batch import run_episodes_batched, run_grid
 from .baselines import ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, HHH_TEXT, PREDATOR, hhh_society, random_constitution
 from .constitution import ACTIONS, MAX_RULES, PREDICATES, Predicate, Rule, RuleTable, canonical, interpret, parse, render
 from .evolve import GPConfig, GPResult, crossover, evolve as run_gp, fresh_seeds, generation_seeds, mutate, random_search
@@ -36,5 +39,5 @@ __all__ = [
     "TablePolicy", "WorldParams", "baselines", "canonical", "constitution", "crossover", "evolve", "experiments",
     "fresh_seeds", "generation_seeds", "hhh_society", "interpret", "legal_actions", "metrics", "mutate",
     "oracle_gathering", "parse", "policies", "random_constitution", "random_search", "render", "run_episode",
-    "run_gp", "s_linear", "s_ours", "score", "situation_index", "world",
+    "run_episodes_batched", "run_grid", "run_gp", "batch", "s_linear", "s_ours", "score", "situation_index", "world",
 ]

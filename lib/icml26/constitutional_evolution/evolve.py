@@ -14,7 +14,9 @@ reliably), so **typed GP operators stand in**:
   to the next, replacing its worst (``selWorst``);
 * fitness: mean S_ours over K episode seeds drawn per generation and **shared by every candidate of that
   generation** (common random numbers), minus ``parsimony * |C|``; duplicates (canonical form) are
-  re-mutated; evaluations go through ``toolbox.map`` (a 2-process pool when ``workers = 2``).
+  re-mutated; a generation's candidates x K seeds run as one batched state (`batch.run_episodes_batched`,
+  the same episodes as `run_episode` one by one), split into one batch per worker of ``toolbox.map``
+  (a 2-process pool when ``workers = 2``).
 
 C* is the best constitution of the final generation (over all islands). Re-evaluate C* on fresh seeds: its
 in-evolution fitness is biased upwards (winner's curse).
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .baselines import random_constitution, random_predicate, random_rule
+from .batch import grid_scores
 from .constitution import ACTIONS, MAX_RULES, PREDICATES, Predicate, Rule, key, parsimony
 from .metrics import score
 from .policies import RulePolicy
@@ -93,14 +96,26 @@ def fresh_seeds(gp_seed: int, n: int) -> tuple[int, ...]:
 
 
 def episode_scores(rules: Sequence[Rule], params: WorldParams, seeds: Sequence[int]) -> list[float]:
-    """S_ours of a shared constitution on each seed."""
+    """S_ours of a shared constitution on each seed, one episode at a time (`run_episode`)."""
     pol = RulePolicy.shared(tuple(rules), params.n_agents)
     return [score(run_episode(pol, params, s), params).S for s in seeds]
 
 
 def _eval_task(task):
-    rules, params, seeds = task
-    return episode_scores(rules, params, seeds)
+    """Scores of several genomes on the same seeds: one batch of candidates x seeds (`batch.grid_scores`)."""
+    genomes, params, seeds = task
+    return grid_scores(genomes, params, seeds)
+
+
+def evaluate_generation(genomes: Sequence[Sequence[Rule]], params: WorldParams, seeds: Sequence[int],
+                        map_=map, chunks: int = 1) -> list[list[float]]:
+    """S_ours of every genome on every seed (``out[c][k]``), the genomes split into ``chunks`` batches
+    (one per worker of ``map_``); the same numbers as `episode_scores` genome by genome."""
+    genomes = list(genomes)
+    k = max(1, min(int(chunks), len(genomes)))
+    bounds = [len(genomes) * j // k for j in range(k + 1)]
+    parts = [(genomes[bounds[j]:bounds[j + 1]], params, tuple(seeds)) for j in range(k)]
+    return [row for part in map_(_eval_task, parts) for row in part]
 
 
 # ------------------------------------------------------------------ typed operators
@@ -233,7 +248,7 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
                 if pb is not None:
                     genomes.setdefault(key(pb), tuple(pb))
             keys = list(genomes)
-            results = list(toolbox.map(_eval_task, [(genomes[k], params, seeds) for k in keys]))
+            results = evaluate_generation([genomes[k] for k in keys], params, seeds, toolbox.map, workers)
             episodes += len(keys) * cfg.K
             S_of = {k: float(np.mean(r)) for k, r in zip(keys, results)}
             per_seed = dict(zip(keys, results))
@@ -295,13 +310,12 @@ def random_search(params: WorldParams, n_candidates: int, K: int, seed: int, wor
     rng = np.random.default_rng([seed, 78])
     cands = [random_constitution(rng) for _ in range(n_candidates)]
     seeds = generation_seeds(seed, 0, K)
-    tasks = [(c, params, seeds) for c in cands]
     workers = capped_workers(workers)
     if workers > 1:
         with mp.get_context("fork").Pool(workers) as pool:
-            res = pool.map(_eval_task, tasks)
+            res = evaluate_generation(cands, params, seeds, pool.map, workers)
     else:
-        res = [_eval_task(t) for t in tasks]
+        res = evaluate_generation(cands, params, seeds)
     means = np.array([np.mean(r) for r in res])
     k = int(np.argmax(means))
     return cands[k], float(means[k]), means

@@ -1,9 +1,12 @@
 """Sizes of the constitutional-evolution chapter at the three scales (DESIGN.md "Three scales, one notebook").
 
 Same keys at every scale (the tests run the `full` code path on `smoke` sizes). Measured wall times of the
-whole notebook (``repro run``, a 2-core machine shared with other jobs): smoke 17 s; full 2,634 s at revision 4
-(commit 1cc0d51: the three GP searches 1,718 s, the sweeps with the talk-world search 507 s, the K ablation
-247 s, SmolLM2 125 s), inside its 2,700 s budget. The run's own ``timings`` in its results JSON are the record.
+whole notebook (``repro run``, a 2-core machine shared with other jobs): smoke 14-18 s since the search scores
+each generation as one batch (`batch.py`; 17.5 s before, episodes one by one, the same day; the notebook's
+own timings: searches 0.73-0.76 s vs 3.2 s, total 10.8-12.5 s vs 13.6 s); full 2,634 s at revision 4,
+before batching (commit 1cc0d51: the three GP searches 1,718 s, the sweeps with the talk-world search 507 s,
+the K ablation 247 s, SmolLM2 125 s), inside its 2,700 s budget; book and full are not re-timed since. The
+run's own ``timings`` in its results JSON are the record.
 """
 from __future__ import annotations
 

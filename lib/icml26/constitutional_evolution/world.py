@@ -386,16 +386,37 @@ def run_episode(policy, params: WorldParams, seed: int, trace: bool = False):
     return (ep, steps) if trace else ep
 
 
-@functools.lru_cache(maxsize=4096)
-def oracle_gathering(params: WorldParams, seed: int) -> int:
-    """P_ref: food gathered in the same seed by the all-gather, no-conflict oracle society (immortal
-    agents, no carry cap, rules 'gather on food, else move towards food')."""
+_ORACLE_CACHE: dict[tuple[WorldParams, int], int] = {}
+_ORACLE_CACHE_MAX = 65_536
+
+
+def oracle_policy(params: WorldParams):
+    """The oracle society's policy and world: rules 'gather on food, else move towards food', immortal
+    agents, no carry cap."""
     from .constitution import Predicate, Rule
     from .policies import RulePolicy
 
     rules = (Rule((Predicate("food_here"),), "GATHER"), Rule((Predicate("energy_above", 0),), "MOVE_TO_FOOD"))
-    oracle = params.replace(immortal=True)
-    return max(1, run_episode(RulePolicy.shared(rules, params.n_agents), oracle, seed).gathered)
+    return RulePolicy.shared(rules, params.n_agents), params.replace(immortal=True)
+
+
+def remember_oracle(params: WorldParams, seed: int, gathered: int) -> int:
+    """Cache P_ref of (params, seed) from the oracle episode's gathering (`batch.prefill_oracle`)."""
+    if len(_ORACLE_CACHE) >= _ORACLE_CACHE_MAX:
+        _ORACLE_CACHE.clear()
+    ref = _ORACLE_CACHE[(params, int(seed))] = max(1, int(gathered))
+    return ref
+
+
+def oracle_gathering(params: WorldParams, seed: int) -> int:
+    """P_ref: food gathered in the same seed by the all-gather, no-conflict oracle society (immortal
+    agents, no carry cap, rules 'gather on food, else move towards food'); computed once per (params,
+    seed) and cached."""
+    ref = _ORACLE_CACHE.get((params, int(seed)))
+    if ref is None:
+        policy, oracle = oracle_policy(params)
+        ref = remember_oracle(params, seed, run_episode(policy, oracle, seed).gathered)
+    return ref
 
 
 # ------------------------------------------------------------------ PettingZoo wrapper
