@@ -6,9 +6,10 @@ against the best peers on PyPI, plus a cross-check of the MBR selections with th
   H = R (one call, reverse = transpose), and the chapter's batched shape (S sources x N candidates x
   N + K references, both directions = two calls), single-threaded (``RAYON_NUM_THREADS=1``, like ours)
   and, in a subprocess, with fastchrf's default thread pool;
-* ``mbrs``: its decoders' expectation (``mbrs.functional.expectation``, what ``DecoderMBR`` and its
-  model-based variant rank by) on our matrices selects the same candidates as our R2 at (1,0,0,0) and
-  (1,0,0,1).
+* ``mbrs``: ``DecoderMBR`` end to end (mbrs's own ``MetricChrF`` on the strings; our BLEU and SoftF1 matrices
+  through a precomputed metric; the model-based estimate with ``reference_lprobs``) selects the same candidates as
+  ``mbr_decode``, and its expectation (``mbrs.functional.expectation``) ranks like our R2 at (1,0,0,0) and
+  (1,0,0,1); the end-to-end decode time is recorded beside the agreement.
 
 Scores must agree (|diff| < 1e-9) before anything is timed. ``fastchrf`` and ``mbrs`` are not in the
 book's environment (``mbrs`` cannot be: it pulls numpy < 2 and a CUDA torch through unbabel-comet); the
@@ -156,6 +157,147 @@ def test_ratio_ours_vs_fastchrf_batched_default_threads():
     record_bench("mbr", f"{shape} chrF tensor, both directions (ours 1 thread, fastchrf default threads)",
                  "ours (vectorised, one pass, 1 thread)", best["ours"],
                  f"fastchrf.pairwise_chrf (two calls, default rayon pool, {best['cpus']} CPUs)", best["fastchrf"], rounds=3)
+
+
+_MBRS_STUB_ROOTS = ("bert_score", "bleurt_pytorch", "comet", "transformers", "huggingface_hub", "simple_parsing")
+
+
+def _import_mbrs_decoders():
+    """``mbrs.decoders`` and ``mbrs.metrics`` with the neural metrics' packages (BERTScore, COMET, BLEURT, MetricX,
+    transformers, huggingface_hub, simple_parsing) replaced by inert stubs: ``mbrs/metrics/__init__`` imports them
+    all, though ``DecoderMBR`` and ``MetricChrF`` use none. They are stubbed only while mbrs is imported (an
+    installed transformers too, whose version mbrs may not match), then the real modules are restored. Skips when mbrs is not importable (``pip install --no-deps --target DIR mbrs==0.1.8``, then
+    ``PYTHONPATH=DIR``)."""
+    import importlib.abc
+    import importlib.machinery
+    import importlib.util
+    import types
+
+    if importlib.util.find_spec("mbrs") is None:
+        pytest.skip("mbrs is not installed (pip install --no-deps --target DIR mbrs==0.1.8; PYTHONPATH=DIR)")
+
+    class _Meta(type):
+        def __getattr__(cls, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Any()
+
+    class _Any(metaclass=_Meta):
+        def __init__(self, *a, **k):
+            pass
+
+        def __call__(self, *a, **k):
+            return _Any()
+
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Any()
+
+    class _StubModule(types.ModuleType):
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Meta(name, (_Any,), {})
+
+    stubbed = set(_MBRS_STUB_ROOTS)
+
+    class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, fullname, path, target=None):
+            return (importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+                    if fullname.split(".")[0] in stubbed else None)
+
+        def create_module(self, spec):
+            module = _StubModule(spec.name)
+            module.__path__ = []
+            return module
+
+        def exec_module(self, module):
+            pass
+
+    # an installed transformers of another version than mbrs expects is stubbed too; the real modules come back after
+    saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k.split(".")[0] in stubbed}
+    finder = _Finder()
+    sys.meta_path.insert(0, finder)
+    try:
+        import mbrs.decoders
+        import mbrs.metrics
+    finally:
+        sys.meta_path.remove(finder)
+        for k in [k for k in sys.modules if k.split(".")[0] in stubbed]:
+            del sys.modules[k]
+        sys.modules.update(saved)
+    return mbrs.decoders, mbrs.metrics
+
+
+def test_mbrs_decoder_end_to_end():
+    """``mbrs.decoders.DecoderMBR`` end to end against ``mbr_decode``: (1) with mbrs's own chrF (``MetricChrF``,
+    sacrebleu's chrF pair by pair) on the raw strings, so its utility, expectation and selection are all mbrs's;
+    (2) with a metric that returns our precomputed BLEU and SoftF1 matrices, for MBR and the model-based estimate
+    (``reference_lprobs`` over the distinct references, Jinnai et al. 2023). The selected candidates must agree on
+    every source (a tie in expected utility is compared by its value); the agreement and the end-to-end time of one
+    source's decode (ours against DecoderMBR + MetricChrF) are recorded."""
+    pytest.importorskip("torch")
+    import torch
+
+    from icml26.mbr import ConceptEmbedder, mbr_decode
+
+    decoders, metrics = _import_mbrs_decoders()
+
+    class Precomputed(metrics.Metric):
+        """A Metric whose pairwise scores are a given matrix (rows: hypotheses, columns: references)."""
+
+        def __init__(self, matrix):
+            super().__init__(metrics.Metric.Config())
+            self.matrix = torch.tensor(matrix, dtype=torch.float64)
+
+        def score(self, hypothesis, reference, source=None):  # pragma: no cover - pairwise_scores is used
+            raise NotImplementedError
+
+        def pairwise_scores(self, hypotheses, references, source=None):
+            assert self.matrix.shape == (len(hypotheses), len(references))
+            return self.matrix
+
+    # mbrs's fastest chrF: its fastchrf path (Rust) where fastchrf is installed, else sacrebleu pair by pair
+    import importlib.util
+    rust = importlib.util.find_spec("fastchrf") is not None
+    chrf = decoders.DecoderMBR(decoders.DecoderMBR.Config(),
+                               metrics.MetricChrF(metrics.MetricChrF.Config(num_workers=1, fastchrf=rust)))
+    world = SynTrans.make("B", 0)
+    embedder = ConceptEmbedder(world.lexicon.concept, dim=32, seed=0)
+    rng = np.random.default_rng(3)
+    n_sources, agree = 40, {"chrf (mbrs metric)": 0, "bleu": 0, "softf1": 0, "chrf model-based": 0}
+    cases = []
+    for _ in range(n_sources):
+        tree = world.sample_source(rng)
+        draws = noisy_samples(world, tree, rng, NoiseModel(), 16)
+        hyps, lbar = [t for t, _ in draws], np.array([l for _, l in draws])
+        cases.append(hyps)
+        ours = mbr_decode(hyps, utility="chrf")
+        theirs = chrf.decode(hyps, hyps, nbest=1)
+        agree["chrf (mbrs metric)"] += int(ours.index == theirs.idx[0]
+                                           or abs(ours.scores[ours.index] - ours.scores[theirs.idx[0]]) < 1e-9)
+        for u in ("bleu", "softf1"):
+            res = mbr_decode(hyps, utility=u, embedder=embedder if u == "softf1" else None)
+            got = decoders.DecoderMBR(decoders.DecoderMBR.Config(), Precomputed(res.U_fwd)).decode(hyps, hyps, nbest=1).idx[0]
+            agree[u] += int(res.index == got or abs(res.scores[res.index] - res.scores[got]) < 1e-9)
+        first = multiplicities(hyps) > 0        # the model-based estimate weighs each distinct reference once
+        res = mbr_decode(hyps, utility="chrf", method="model", hyp_lbar=lbar)
+        refs = [h for h, f in zip(hyps, first) if f]
+        got = decoders.DecoderMBR(decoders.DecoderMBR.Config(), Precomputed(res.U_fwd[:, first])).decode(
+            hyps, refs, nbest=1, reference_lprobs=torch.tensor(lbar[first])).idx[0]
+        agree["chrf model-based"] += int(res.index == got or abs(res.scores[res.index] - res.scores[got]) < 1e-9)
+    text = ", ".join(f"{k} {v}/{n_sources}" for k, v in agree.items())
+    print(f"\nmbrs DecoderMBR agreement: {text}")
+    assert all(v == n_sources for v in agree.values()), text
+    best = interleaved_best({"ours": lambda: [mbr_decode(h, utility="chrf") for h in cases[:8]],
+                             "mbrs": lambda: [chrf.decode(h, h, nbest=1) for h in cases[:8]]}, rounds=3)
+    # one source at a time, as DecoderMBR works; ours computes both directions (the channels read them), mbrs one
+    record_bench("mbr", "MBR decode end to end, chrF, 8 sources x 16 samples one at a time (ours: both directions; "
+                 "mbrs: forward only); agreement with mbrs DecoderMBR",
+                 "ours (mbr_decode)", best["ours"],
+                 f"mbrs DecoderMBR + MetricChrF ({'fastchrf' if rust else 'sacrebleu chrF'}, 1 worker)",
+                 best["mbrs"], rounds=3, note=f"selections equal on {n_sources} sources: {text}")
 
 
 def test_mbrs_selects_the_same_candidates():

@@ -373,6 +373,18 @@ def test_seq2seq_trains_and_samples():
     from icml26.mbr.seq2seq import BOS, EOS
     assert tgt[0].tolist() == [BOS] + [short.tgt_ids[w] for w in words[:3]]
     assert tgt[1].tolist() == [BOS] + [short.tgt_ids[w] for w in words[:2]] + [EOS]
+    # log_prob (KL(p* || p_theta) in the chapter): teacher-forced log p of whole outputs, EOS included, equal to the
+    # sum of the step log-softmax; a log-probability (<= 0) per pair, batched or not
+    trees = [world.sample_source(rng) for _ in range(3)]
+    refs = [world.sample_reference(t, rng) for t in trees]
+    lp = model.log_prob(trees, refs)
+    assert lp.shape == (3,) and np.all(lp <= 0) and np.allclose(lp, model.log_prob(trees, refs, batch=1), atol=1e-5)
+    tgt = model.target_batch(refs[:1])
+    with torch.no_grad():
+        steps = torch.log_softmax(model._logits(model._encode_src(trees[:1]), tgt[:, :-1]), -1)[0]
+    assert lp[0] == pytest.approx(float(sum(steps[k, tgt[0, k + 1]] for k in range(tgt.shape[1] - 1))), abs=1e-4)
+    with pytest.raises(ValueError, match="one reference per tree"):
+        model.log_prob(trees, refs[:2])
 
 
 def test_seq2seq_study_runs():
@@ -385,6 +397,13 @@ def test_seq2seq_study_runs():
     d = st.splits[(0, "A", "test")]
     assert st.model == "seq2seq" and d.calibration == 1.0 and np.all(np.isfinite(d.lbar))
     assert all(isinstance(h, str) for hs in d.samples for h in hs)
+    # the second regime: the same trained models (Study.models), sampled at another temperature, no training
+    from icml26.mbr import resampled_factory
+    assert set(st.models) == {"A"} and st.curves["A"] == list(st.models["A"].losses)
+    hot = run_study(dict(p, n_planted_refs=0), sampler_factory=resampled_factory(st.models, 1.3), show_progress=False)
+    assert hot.models["A"] is st.models["A"] and np.all(np.isfinite(hot.splits[(0, "A", "test")].lbar))
+    with pytest.raises(ValueError, match="temperature"):
+        resampled_factory(st.models, 0.0)
 
 
 def test_bleu_ratio_needs_every_order():
@@ -585,3 +604,42 @@ def test_shuffled_dev_scores_against_the_next_sources_reference():
     kept = dict(d.dev_shuffled); d.dev_shuffled = {}
     assert all(np.array_equal(st.shuffled_dev().dev[k], v) for k, v in sh.dev.items()) and kept
     assert np.allclose(kept["bleu"], d._cache[("dev_shuffled", ("chrf", "bleu"))]["bleu"], atol=1e-9)
+
+
+def test_known_and_paper_subgrids_ties_crossfit_and_sign_test():
+    """The "known" sub-grid holds the five decoders R2 unifies, the "paper" one the z unit's configurations (and the
+    plant); ties_mbr says when the dev signal prefers nothing over MBR; crossfit_z_gain chooses on one half and
+    scores on the other (no in-sample maximum); share_on_side is the exact sign test (Clopper-Pearson)."""
+    from icml26.mbr import KNOWN_DECODERS, PLANTED, crossfit_z_gain, paper_grid, share_on_side, z_gain
+
+    cfgs = grid_configs((0, 0.5, 1), (0, 1), (0, 0.5, 4)) + [PLANTED]
+    known = [cfgs[i] for i in channel_subset(cfgs, "known")]
+    assert known[0] == MBR_CONFIG and sorted(map(str, known)) == sorted(map(str, KNOWN_DECODERS.values()))
+    paper = channel_subset(cfgs, "paper")
+    assert paper[0] == 0 and set(paper) == set(paper_grid(cfgs)) | {len(cfgs) - 1}
+    with pytest.raises(ValueError, match="unknown channel"):
+        channel_subset(cfgs, "gamma")
+    # crossfit: a configuration that wins only on even sources cannot carry its in-sample maximum to odd ones
+    S = 40
+    vals = np.zeros((3, S)); vals[1, ::2] = 5.0; vals[2] = 1.0 + 0.01 * np.arange(S) % 3
+    g = crossfit_z_gain(vals, [0, 1, 2], 0)
+    full_pick = int(np.argmax(vals.mean(1)))
+    assert g <= z_gain(vals.mean(1), full_pick, 0) + 1e-12
+    honest = np.array([[0.0] * S, [1.0] * S])              # a real, uniform gain is kept whole
+    assert crossfit_z_gain(honest, [0, 1], 0) == pytest.approx(z_gain(honest.mean(1), 1, 0))
+    with pytest.raises(ValueError):
+        crossfit_z_gain(vals[:, :3], [0, 1], 0)
+    r = share_on_side(10, 10)
+    assert r.mean == 1.0 and r.ci_low == pytest.approx(0.025 ** 0.1) and r.n == 10 and r.method == "exact binomial"
+    assert share_on_side(5, 5).ci_low < 0.5 < share_on_side(9, 10).ci_low     # 5 of 5 cannot reject p = 1/2 at 5 %
+    assert math.isnan(share_on_side(0, 0).mean)
+    with pytest.raises(ValueError):
+        share_on_side(3, 2)
+    # ties: on a tiny study, the dev signal ties with MBR exactly where the best dev score equals MBR's
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=4, n_dev_sources=6, n_samples=4, n_oracle=3, tasks=("A",),
+             utilities=("chrf",), n_planted_refs=0)
+    st = run_study(p, show_progress=False)
+    dev = st.dev[(st.seeds[0], "A", "chrf")]
+    assert st.ties_mbr(st.seeds[0], "A", "chrf") == bool(dev.max() <= dev[st.mbr] + 1e-12)
+    tie = dataclasses.replace(st, dev={k: np.full_like(v, 1.0) for k, v in st.dev.items()})
+    assert tie.ties_mbr(st.seeds[0], "A", "chrf") and tie.tuned(st.seeds[0], "A", "chrf") == tie.mbr

@@ -15,14 +15,16 @@ abstract (ICML and arXiv v1) and a third-party digest of the paper could be read
   :func:`corpus_chrf_single_refs`, :func:`paired_bootstrap`, :func:`r1_configs`, :func:`r1_grid_selections`, :meth:`Study.r1`,
   :meth:`Study.with_planted` (positive control), :meth:`Study.shuffled_dev` (the null of the channel advice),
   :func:`bayes_selection` (regret oracle), :func:`zscores`, :func:`z_gain`, :func:`paper_grid` (the z unit's sub-grid),
-  :func:`intersection_union` (the test of "on every setting")
-* full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`
+  :func:`intersection_union` (the test of "on every setting"), :func:`crossfit_z_gain` (the optimal configuration
+  without its in-sample maximum), :func:`share_on_side` (the exact sign test of the channel advice)
+* full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`, :func:`resampled_factory`
+  (the same trained models sampled at another temperature: the second regime)
 """
 from __future__ import annotations
 
 from .decode import (CHANNELS, METHODS, MBRResult, channel_scores, check_weights, from_mix, mbr_decode,
                      multiplicities, r1_scores, r1_terms, reference_weights)
-from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WEIGHT_MAX, PLANTED, PLANTED_STREAMS,
+from .experiments import (CHANNEL_SUBSETS, KNOWN_DECODERS, TUNING_SUBSETS, crossfit_z_gain, share_on_side, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WEIGHT_MAX, PLANTED, PLANTED_STREAMS,
                           R1_MBR_CONFIG, Study, TaskData, baselines, bayes_selection, beta_unit,
                           build_split, calibrated_lbar, channel_subset, config_index, corpus_chrf_single_refs, embedder_for,
                           evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, intersection_union,
@@ -32,11 +34,11 @@ from .experiments import (CHANNEL_SUBSETS, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WE
 from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, corpus_chrf_from_stats,
                       sentence_score, utility_matrix, utility_tensors)
 from .presets import PRESETS
-from .seq2seq import Seq2Seq, Seq2SeqConfig, seq2seq_sampler_factory
+from .seq2seq import Seq2Seq, Seq2SeqConfig, resampled_factory, seq2seq_sampler_factory
 from .syntrans import (TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text)
 
 __all__ = [
-    "CHANNELS", "CHANNEL_SUBSETS", "PAPER_WEIGHT_MAX", "PLANTED", "PLANTED_STREAMS", "intersection_union", "paper_grid",
+    "CHANNELS", "CHANNEL_SUBSETS", "KNOWN_DECODERS", "TUNING_SUBSETS", "crossfit_z_gain", "share_on_side", "PAPER_WEIGHT_MAX", "PLANTED", "PLANTED_STREAMS", "intersection_union", "paper_grid",
     "planted_references", "z_gain", "R1_MBR_CONFIG", "bayes_selection", "r1_terms", "ConceptEmbedder", "INF", "MAP_CONFIG", "MBR_CONFIG", "METHODS", "MBRResult",
     "NgramStats", "NoiseModel", "PRESETS", "Seq2Seq", "Seq2SeqConfig", "Study", "SynTrans", "TASKS", "TaskData",
     "TaskSpec", "UTILITIES", "baselines", "beta_unit", "bleu_ratio", "bleu_tokens", "build_split", "calibrated_lbar", "channel_scores",
@@ -44,6 +46,6 @@ __all__ = [
     "embedder_for", "evaluate", "evaluate_grid", "from_mix", "grid_configs", "grid_scores", "grid_selections",
     "make_world", "mbr_decode", "mix_scores", "multiplicities", "noisy_sample", "noisy_samples", "paired_bootstrap", "r1_configs", "r1_grid_selections", "r1_scores", "reference_weights",
     "rowwise_spearman", "run_study", "score_correlation", "select", "select_config", "sentence_score",
-    "seq2seq_sampler_factory", "shared_tokens", "source_text", "spearman", "string_noise", "utility_matrix", "utility_tensors",
+    "seq2seq_sampler_factory", "resampled_factory", "shared_tokens", "source_text", "spearman", "string_noise", "utility_matrix", "utility_tensors",
     "zscores",
 ]

@@ -67,6 +67,13 @@ PLANTED = ("planted oracle",)
 """The positive control's configuration (:meth:`Study.with_planted`)."""
 CHANNEL_SUBSETS = ("lambda", "delta", "beta", "all")
 """The sub-grids tuned separately: one channel free, the others at their MBR value ("all": the full grid)."""
+TUNING_SUBSETS = CHANNEL_SUBSETS + ("known", "paper")
+"""Every sub-grid :func:`channel_subset` knows: the channel sub-grids, ``"known"`` (the five decoders R2 unifies,
+brief §2.2 table: MBR, reverse, symmetric, MBR-L and MAP) and ``"paper"`` (:func:`paper_grid`, the z unit's
+configurations, plus :data:`PLANTED` when the grid holds it)."""
+KNOWN_DECODERS = {"mbr": (0.0, 0.0, 0.0), "reverse": (1.0, 0.0, 0.0), "symmetric": (0.5, 0.0, 0.0),
+                  "model": (0.0, 1.0, 0.0), "map": (0.0, 0.0, math.inf)}
+"""The known decoders as R2 grid configurations (lambda, delta, b) (:data:`icml26.mbr.METHODS` as weights)."""
 
 
 @dataclass
@@ -356,20 +363,29 @@ def _is_r2_config(cfg) -> bool:
 
 def channel_subset(configs: Sequence[tuple], channel: str, mbr_config: tuple = MBR_CONFIG) -> list[int]:
     """Indices of the sub-grid where only ``channel`` is free (``"all"``: every configuration, of any
-    grid, e.g. R1's or one with :data:`PLANTED`); MBR (``mbr_config``) first.
+    grid, e.g. R1's or one with :data:`PLANTED`; ``"paper"``: :func:`paper_grid` of any grid, with the planted
+    configuration when present; ``"known"``: the five decoders of :data:`KNOWN_DECODERS`, R2 only); MBR
+    (``mbr_config``) first.
 
     The one-channel sub-grids are defined on R2's ``(lambda, delta, b)`` grid: a configuration that is not
     such a triple (the planted oracle) belongs to no channel's sub-grid and is left out of it; an R1 grid
     has no such sub-grids (a clear error)."""
-    if channel not in CHANNEL_SUBSETS:
-        raise ValueError(f"unknown channel {channel!r}; valid: {CHANNEL_SUBSETS}")
+    if channel not in TUNING_SUBSETS:
+        raise ValueError(f"unknown channel {channel!r}; valid: {TUNING_SUBSETS}")
     if channel == "all":
         m = list(configs).index(mbr_config)
         return [m] + [c for c in range(len(configs)) if c != m]
+    if channel == "paper":
+        m = list(configs).index(mbr_config)
+        keep = set(paper_grid(configs)) | {c for c, cfg in enumerate(configs) if cfg == PLANTED}
+        return [m] + [c for c in range(len(configs)) if c != m and c in keep]
     if not _is_r2_config(mbr_config):
         raise ValueError(f"the {channel!r}-only sub-grid is defined on R2's (lambda, delta, b) grid; got MBR "
                          f"configuration {mbr_config!r} (R1's grid has only channel='all')")
     m = config_index(configs, mbr_config)
+    if channel == "known":
+        known = {tuple(float(x) for x in k) for k in KNOWN_DECODERS.values()}
+        return [m] + [c for c, cfg in enumerate(configs) if c != m and _is_r2_config(cfg) and tuple(map(float, cfg)) in known]
     keep = {"lambda": lambda l, d, b: d == 0 and b == 0, "delta": lambda l, d, b: l == 0 and b == 0,
             "beta": lambda l, d, b: l == 0 and d == 0}[channel]
     return [m] + [c for c, cfg in enumerate(configs) if c != m and _is_r2_config(cfg) and keep(*cfg)]
@@ -407,6 +423,51 @@ def z_gain(scores: np.ndarray, pick: int, base: int, unit: Sequence[int] | None 
     """``z[pick] - z[base]`` in the unit of :func:`zscores`: the score difference over the unit's spread."""
     z = zscores(scores, unit)
     return float(z[pick] - z[base])
+
+
+def crossfit_z_gain(values: np.ndarray, candidates: Sequence[int], base: int, unit: Sequence[int] | None = None,
+                    halves: int = 2) -> float:
+    """The z-gain of the *optimal* configuration without its in-sample maximum: ``values`` (n_configs, S) are the
+    per-source test scores of every configuration; the sources are cut into ``halves`` interleaved folds, the
+    configuration with the best mean on the other folds (among ``candidates``) is scored on each fold, as
+    :func:`z_gain` against ``base`` in the fold's own unit (:func:`zscores` over ``unit``), and the folds' gains are
+    averaged. The argmax over a configuration's own test scores (the digest's "optimal configuration" read
+    literally) is biased upward by the winner's curse; this estimate is not (cross-fitting)."""
+    values = np.asarray(values, float)
+    if values.ndim != 2 or values.shape[1] < 2 * halves:
+        raise ValueError(f"values: (n_configs, S) with S >= {2 * halves}, got shape {values.shape}")
+    candidates = np.asarray(candidates, dtype=int)
+    if candidates.size == 0:
+        raise ValueError("crossfit_z_gain needs at least one candidate configuration")
+    folds = np.arange(values.shape[1]) % halves
+    out = []
+    for f in range(halves):
+        pick_on, score_on = values[:, folds != f].mean(1), values[:, folds == f].mean(1)
+        pick = int(candidates[int(np.argmax(pick_on[candidates]))])
+        out.append(z_gain(score_on, pick, base, unit))
+    return float(np.mean(out))
+
+
+def share_on_side(hits: int, trials: int, confidence: float = 0.95):
+    """The share of ``trials`` (non-tied (seed, setting) pairs) whose dev-optimal weight lies on the advised side,
+    with its exact Clopper-Pearson interval (``scipy.stats.binomtest``), as a :class:`~icml26.stats.SeedSummary`
+    (values: the 0/1 outcomes; method ``"exact binomial"``). Its interval lies above 0.5 exactly when the exact
+    two-sided sign test rejects "no preference" (p = 1/2) at ``1 - confidence``. No trial: an undefined summary."""
+    from scipy.stats import binomtest
+
+    from ..stats import SeedSummary
+
+    hits, trials = int(hits), int(trials)
+    if not 0 <= hits <= trials:
+        raise ValueError(f"need 0 <= hits <= trials, got {hits}, {trials}")
+    values = tuple([1.0] * hits + [0.0] * (trials - hits))
+    if trials == 0:
+        nan = float("nan")
+        return SeedSummary(values, nan, nan, nan, nan, confidence, "undefined")
+    p = hits / trials
+    ci = binomtest(hits, trials).proportion_ci(confidence_level=confidence, method="exact")
+    return SeedSummary(values, p, math.sqrt(p * (1 - p) / trials), float(ci.low), float(ci.high), confidence,
+                       "exact binomial")
 
 
 PAPER_WEIGHT_MAX = 1.0
@@ -573,6 +634,7 @@ class Study:
     model: str
     mbr_config: tuple = MBR_CONFIG
     curves: dict[str, list[float]] = field(default_factory=dict)   # trained model per task -> its loss curve
+    models: dict[str, Any] = field(default_factory=dict, repr=False)  # trained model per task (full), for its fit to p*
 
     @property
     def tasks(self) -> list[str]:
@@ -593,6 +655,13 @@ class Study:
         subset = channel_subset(self.configs, channel, self.mbr_config)
         dev = self.dev[(seed, tune_task or task, utility)][subset]
         return subset[int(np.argmax(dev))]
+
+    def ties_mbr(self, seed: int, task: str, utility: str, channel: str = "all") -> bool:
+        """Whether the dev signal prefers nothing over MBR in a sub-grid: the best dev score equals MBR's (to
+        1e-12), so :meth:`tuned` returns MBR by its tie rule, not by a preference ("no preference")."""
+        subset = channel_subset(self.configs, channel, self.mbr_config)
+        dev = self.dev[(seed, task, utility)]
+        return bool(dev[subset].max() - dev[self.mbr] <= 1e-12)
 
     def per_source(self, seed: int, task: str, utility: str, config: int, metric: str | None = None,
                    split: str = "test") -> np.ndarray:
@@ -719,8 +788,10 @@ def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = 
                                          n_planted=int(p.get("n_planted_refs", 0)))
     configs = grid_configs(p["lams"], p["deltas"], p["betas"])
     sel, test, dev = evaluate_grid(splits, configs, p["utilities"])
-    curves = {t: list(m.losses) for t, m in getattr(sampler_factory, "models", {}).items()}
-    return Study(p, worlds, embedders, seeds, splits, configs, sel, test, dev, calibration, model, curves=curves)
+    models = dict(getattr(sampler_factory, "models", {}))
+    curves = {t: list(m.losses) for t, m in models.items()}
+    return Study(p, worlds, embedders, seeds, splits, configs, sel, test, dev, calibration, model, curves=curves,
+                 models=models)
 
 
 def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n_refs: int, n_sources: int, seed: int,
@@ -738,7 +809,7 @@ def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n
 
 
 __all__ = [
-    "CHANNEL_SUBSETS", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
+    "CHANNEL_SUBSETS", "KNOWN_DECODERS", "TUNING_SUBSETS", "crossfit_z_gain", "share_on_side", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
     "PLANTED", "PLANTED_STREAMS", "R1_MBR_CONFIG", "bayes_selection", "planted_references", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
     "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "intersection_union", "make_world", "mix_scores",
     "paired_bootstrap", "PAPER_WEIGHT_MAX", "paper_grid", "z_gain",

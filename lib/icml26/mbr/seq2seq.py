@@ -28,6 +28,7 @@ class Seq2SeqConfig:
     n_train: int = 30000
     max_len: int = 48
     epsilon: float = 0.02  # epsilon sampling threshold (0 = ancestral)
+    temperature: float = 1.0  # sampling temperature (the scores lbar stay those of the unmodified model)
 
 
 class Seq2Seq:
@@ -123,12 +124,36 @@ class Seq2Seq:
             losses.append(float(loss.detach()))
         return losses
 
-    def sample(self, trees, n: int, rng: np.random.Generator) -> tuple[list[list[str]], np.ndarray]:
-        """n samples per source (epsilon sampling with ``cfg.epsilon``, the most probable token always
-        kept; 0 = ancestral) and their length-normalised log-probabilities under the model (of the
-        unmodified distribution; the end-of-sentence token counts as one position). An output that
-        stops at once is the empty string, scored as such (no word is substituted for it)."""
+    def log_prob(self, trees, references: list[str], batch: int = 256) -> np.ndarray:
+        """Teacher-forced ``log p_theta(y | x)`` of whole outputs (end-of-sentence token included; the model's
+        unmodified distribution, not the epsilon-truncated one it samples from), one per (tree, reference) pair.
+        With draws ``y ~ p*`` and SynTrans's exact ``log p*``, ``mean(log p* - log p_theta)`` estimates
+        KL(p* || p_theta) in nats per sentence (the chapter's fit of the model to p*)."""
         import torch
+
+        if len(trees) != len(references):
+            raise ValueError(f"one reference per tree: got {len(trees)} trees and {len(references)} references")
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(trees), batch):
+                tgt = self.target_batch(references[i:i + batch]).to(self.device)
+                logits = self._logits(self._encode_src(trees[i:i + batch]), tgt[:, :-1])
+                lp = torch.log_softmax(logits, -1).gather(2, tgt[:, 1:, None]).squeeze(2)
+                out.append((lp * (tgt[:, 1:] != PAD)).sum(1).cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def sample(self, trees, n: int, rng: np.random.Generator, temperature: float | None = None
+               ) -> tuple[list[list[str]], np.ndarray]:
+        """n samples per source (epsilon sampling with ``cfg.epsilon``, the most probable token always
+        kept; 0 = ancestral; at ``temperature`` (default ``cfg.temperature``): the distribution sampled from is
+        ``softmax(logits / temperature)``) and their length-normalised log-probabilities under the model (of the
+        unmodified distribution at temperature 1; the end-of-sentence token counts as one position). An output
+        that stops at once is the empty string, scored as such (no word is substituted for it)."""
+        import torch
+
+        temperature = float(self.cfg.temperature if temperature is None else temperature)
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
 
         gen = torch.Generator(device="cpu").manual_seed(int(rng.integers(2 ** 31)))
         src = self._encode_src(trees)
@@ -146,7 +171,7 @@ class Seq2Seq:
                     break
                 lp = torch.log_softmax(self._decode(memory[act], src_pad[act], ys[act], last_only=True), -1)
                 lp[:, PAD] = -float("inf"); lp[:, BOS] = -float("inf")
-                probs = lp.exp()
+                probs = lp.exp() if temperature == 1.0 else torch.softmax(lp / temperature, -1)
                 if self.cfg.epsilon > 0:
                     keep = (probs >= self.cfg.epsilon) | (probs == probs.max(-1, keepdim=True).values)
                     probs = torch.where(keep, probs, torch.zeros_like(probs))
@@ -172,4 +197,20 @@ def seq2seq_sampler_factory(cfg: Seq2SeqConfig, seed: int = 0, device: Any = Non
             model.losses = model.train(progress)   # run_study keeps them as the convergence curves
             cache[world.name] = model
         return cache[world.name].sample
+    return factory
+
+
+def resampled_factory(models: dict, temperature: float):
+    """A ``sampler_factory`` that reuses already trained models (one per task name, e.g. ``Study.models``) and
+    samples them at another ``temperature``: a second regime of the same model (flatter candidates, the same
+    scores ``lbar``), with no training."""
+    if not models:
+        raise ValueError("resampled_factory needs trained models (one per task)")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+
+    def factory(world: SynTrans):
+        model = models[world.name]
+        return lambda trees, n, rng: model.sample(trees, n, rng, temperature=temperature)
+    factory.models = dict(models)
     return factory
