@@ -106,6 +106,25 @@ def test_not_reproduced_needs_a_reproduced_positive_control_and_fidelity_checks(
     assert c4.status == INCONCLUSIVE and "no fidelity check linked" in c4.reason
 
 
+def test_a_positive_control_shows_power_only_at_as_many_values_as_the_claim_or_fewer():
+    """Power grows with n: a control measured on more values than the claim says nothing of the claim's power;
+    one on fewer or as many does (a sign test's claim n, its untied pairs, may differ from its control's)."""
+    ch = _chapter()
+    for id in ("more", "same", "fewer"):
+        _paper(ch, f"C{id}", positive_control=f"P{id}", fidelity="F")
+        _check(ch, f"P{id}")
+    _check(ch, "F")
+    ch.measure("F", 1.0)
+    ch.measure("Pmore", icml26.over_seeds([0.4, 0.5, 0.6, 0.5, 0.45]))
+    ch.measure("Psame", icml26.over_seeds([0.4, 0.5, 0.6]))
+    ch.measure("Pfewer", icml26.over_seeds([0.45, 0.5]))
+    below = [-0.5, -0.4, -0.45]
+    more = ch.measure("Cmore", icml26.over_seeds(below))
+    assert more.status == INCONCLUSIVE and "ran on 5 values, the claim on 3" in more.reason
+    assert ch.measure("Csame", icml26.over_seeds(below)).status == NOT_REPRODUCED
+    assert ch.measure("Cfewer", icml26.over_seeds(below)).status == NOT_REPRODUCED
+
+
 def test_a_negative_verdict_waits_for_its_controls_measured_later():
     ch = _chapter()
     _paper(ch, "C1", positive_control="P", fidelity="F")

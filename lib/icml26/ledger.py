@@ -617,8 +617,12 @@ class Ledger:
                            f"{self._link_state(claim.positive_control)}")
         else:
             control = self._claims[claim.positive_control]
-            if claim.spread is not None and control.spread is not None and control.spread.n != claim.spread.n:
-                missing.append(f"positive control {control.id} ran on {control.spread.n} seeds, the claim on {claim.spread.n}")
+            # power grows with the number of values: a control that found its effect on as many values as the
+            # claim has, or fewer, shows power at the claim's n; one that needed more does not (a sign test's n,
+            # the untied pairs, need not equal its control's)
+            if claim.spread is not None and control.spread is not None and control.spread.n > claim.spread.n:
+                missing.append(f"positive control {control.id} ran on {control.spread.n} values, the claim on "
+                               f"{claim.spread.n}: its power does not carry to the claim's fewer")
         if not claim.fidelity:
             missing.append("no fidelity check linked")
         missing += [f"fidelity check {f} is {self._link_state(f)}" for f in claim.fidelity if not self._reproduced(f)]
