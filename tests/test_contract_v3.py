@@ -83,6 +83,27 @@ def test_the_interval_is_student_t_at_every_n_and_the_table_shows_n_and_method()
     with pytest.raises(ValueError, match=">= 10"):
         bootstrap_interval([1.0, 2.0, 3.0])
 
+def test_a_claim_over_several_settings_is_read_by_intersection_union():
+    """"In every setting": the returned interval is inside the region iff every setting's is, and wholly outside
+    iff some setting's is; a tight setting wholly below beats a wide straddling one with a lower lower end."""
+    from icml26.stats import intersection_union
+
+    s = {"inside": icml26.over_seeds([0.50, 0.52, 0.51]), "wide": icml26.over_seeds([-0.9, 0.4, 0.8]),
+         "below": icml26.over_seeds([-0.10, -0.11, -0.12])}
+    assert s["wide"].ci_low < s["below"].ci_low < s["below"].ci_high < 0.0 < s["wide"].ci_high
+    assert intersection_union(s, 0.0)[0] == "below"                               # some setting wholly outside decides
+    assert intersection_union(s)[0] == "wide"                                      # no bound: the lowest lower end
+    assert intersection_union({k: s[k] for k in ("inside", "wide")}, 0.0)[0] == "wide"  # a straddle: inconclusive
+    key, summary = intersection_union({"inside": s["inside"]}, 0.0)
+    assert key == "inside" and summary.ci_low > 0.0                                # every interval inside
+    assert intersection_union(s, 0.3, upper=True)[0] == "inside"                   # at most 0.3: wholly above decides
+    assert intersection_union({k: s[k] for k in ("wide", "below")}, upper=True)[0] == "wide"
+    nan = icml26.over_seeds([0.5, float("nan"), 0.5])
+    assert intersection_union({**s, "nan": nan}, 0.0)[0] == "nan"                  # an undefined setting first
+    with pytest.raises(ValueError, match="at least one"):
+        intersection_union({})
+
+
 
 # -- 3. declarations carry the words, the region, the links; power before a negative verdict ------------
 def test_not_reproduced_needs_a_reproduced_positive_control_and_fidelity_checks():

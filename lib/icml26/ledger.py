@@ -506,7 +506,7 @@ class Ledger:
         run): the value is recorded and the verdict is ``inconclusive`` with that reason, whatever side
         of the region it falls on."""
         claim = self._declared_claim(id)
-        if untestable is None or not isinstance(untestable, str):
+        if not isinstance(untestable, str):
             raise TypeError(f"claim {id}: untestable is a reason (a string, empty when the measurement can test the claim)")
         if value is None:
             raise ValueError(f"claim {id}: measured None; use not_reached(id, reason) when nothing could be measured")

@@ -18,12 +18,12 @@ The interval (``method``):
 * ``undefined``: a non-finite value (a diverged seed): the mean is NaN and no verdict can be read.
 
 `paired_difference` does the same for per-seed differences of two methods run on the same seeds, the
-usual way to test "A beats B".
+usual way to test "A beats B". `intersection_union` reads one claim over several settings ("in every setting").
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,3 +136,36 @@ def paired_difference(a: Sequence[float], b: Sequence[float], confidence: float 
     if x.shape != y.shape:
         raise ValueError(f"paired_difference: a has {x.size} seeds, b has {y.size}; pair them seed by seed")
     return over_seeds(x - y, confidence)
+
+
+def intersection_union(summaries: Mapping[Hashable, SeedSummary], bound: float | None = None,
+                       upper: bool = False) -> tuple[Hashable, SeedSummary]:
+    """The one setting whose interval decides the intersection-union test of "the mean is >= ``bound`` in every
+    setting" (``upper``: "<= ``bound``"), one `SeedSummary` per setting. Returns ``(key, summary)``:
+
+    * an undefined setting (a non-finite interval end) first: no verdict can be read;
+    * else, when ``bound`` is given, a setting whose interval lies wholly on the wrong side of it, the farthest
+      (the lowest upper end for "at least", the highest lower end for "at most"): the claim is not met;
+    * else the least favourable setting (the lowest lower end, or the highest upper end).
+
+    The returned interval lies inside the region iff every setting's does, and wholly outside it iff some setting's
+    does (given ``bound``; without it a setting wholly outside may be passed over for one that straddles, which
+    reads inconclusive where the test says not met, never the reverse). Each setting keeps its own mean: the
+    per-seed worst over settings, or the setting with the smallest mean, would bias the reading by the noise."""
+    if not summaries:
+        raise ValueError("intersection_union needs at least one setting")
+    undefined = [k for k, v in summaries.items() if not (math.isfinite(v.ci_low) and math.isfinite(v.ci_high))]
+    if undefined:
+        return undefined[0], summaries[undefined[0]]
+    if bound is not None:
+        if upper:
+            out = [k for k, v in summaries.items() if v.ci_low > bound]
+            pick = max(out, key=lambda k: summaries[k].ci_low) if out else None
+        else:
+            out = [k for k, v in summaries.items() if v.ci_high < bound]
+            pick = min(out, key=lambda k: summaries[k].ci_high) if out else None
+        if pick is not None:
+            return pick, summaries[pick]
+    key = (max(summaries, key=lambda k: summaries[k].ci_high) if upper
+           else min(summaries, key=lambda k: summaries[k].ci_low))
+    return key, summaries[key]

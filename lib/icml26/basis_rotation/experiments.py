@@ -585,20 +585,11 @@ def stash_degradation(runs_off: dict, runs_on: dict, method: str, P: int, last: 
 
 def intersection_union(summaries: dict, threshold: float = 0.0) -> tuple[str, object]:
     """The one interval that decides an intersection-union test of "every value > ``threshold``" over several
-    :class:`~icml26.stats.SeedSummary` (one per baseline): an undefined one (NaN) first, else one wholly below
-    the threshold (the lowest upper end), else the one with the lowest lower end. Every interval above the
-    threshold iff the returned one is; one wholly below iff the returned one is. Returns ``(name, summary)``."""
-    if not summaries:
-        raise ValueError("intersection_union needs at least one summary")
-    undefined = [k for k, v in summaries.items() if not (np.isfinite(v.ci_low) and np.isfinite(v.ci_high))]
-    if undefined:
-        return undefined[0], summaries[undefined[0]]
-    below = [k for k, v in summaries.items() if v.ci_high < threshold]
-    if below:
-        k = min(below, key=lambda k: summaries[k].ci_high)
-        return k, summaries[k]
-    k = min(summaries, key=lambda k: summaries[k].ci_low)
-    return k, summaries[k]
+    :class:`~icml26.stats.SeedSummary` (one per baseline): `icml26.stats.intersection_union` at that bound (an
+    undefined one first, else one wholly below, else the lowest lower end). Returns ``(name, summary)``."""
+    from ..stats import intersection_union as iut
+
+    return iut(summaries, threshold)
 
 
 def stash_mode_gaps(P: int = 4, steps: int = 20, seed: int = 0, width: int = 16, lr: float = 1e-2) -> dict:

@@ -157,18 +157,15 @@ def attains_bound(seed_slopes: Sequence[float], exponent: float, tol: float = SL
 def least_favourable(per_setting: Mapping[Any, Sequence[float]], upper: bool):
     """The intersection-union test of one claim over several settings: ``(key, SeedSummary)`` of the setting
     whose interval of the mean lies nearest the wrong side, the largest upper end for an "at most" region
-    (``upper``), the smallest lower end for an "at least" one. The claim's region holds for every setting's
-    interval exactly when it holds for this one, and each setting keeps its own mean: the per-seed
-    worst over settings, which this replaces, biased the mean by the max (or min) of the settings' noise
-    (a planted gain of 0.05 read as -0.006)."""
-    from ..stats import over_seeds
+    (``upper``), the smallest lower end for an "at least" one (`icml26.stats.intersection_union` without a bound;
+    an undefined setting first). The claim's region holds for every setting's interval exactly when it holds
+    for this one, and each setting keeps its own mean: the per-seed worst over settings, which this replaces,
+    biased the mean by the max (or min) of the settings' noise (a planted gain of 0.05 read as -0.006)."""
+    from ..stats import intersection_union, over_seeds
 
     if not per_setting:
         raise ValueError("least_favourable needs at least one setting")
-    summaries = {k: over_seeds(list(v)) for k, v in per_setting.items()}
-    pick = max if upper else min
-    key = pick(summaries, key=lambda k: summaries[k].ci_high if upper else summaries[k].ci_low)
-    return key, summaries[key]
+    return intersection_union({k: over_seeds(list(v)) for k, v in per_setting.items()}, upper=upper)
 
 
 def planted_seed_slopes(x: Sequence[float], values: np.ndarray, exponent: float) -> np.ndarray:

@@ -498,27 +498,18 @@ def paper_grid(configs: Sequence[tuple]) -> list[int]:
 def intersection_union(summaries: Mapping[Any, Any], check) -> tuple[Any, Any]:
     """The one interval that decides an intersection-union test of "every setting's mean lies in ``check``'s
     region" (an ``at_least`` or ``at_most`` region), from one :class:`~icml26.stats.SeedSummary` per setting:
-    an undefined one (NaN) first; else one wholly outside the region (the farthest: the lowest upper end for
-    ``at_least``, the highest lower end for ``at_most``); else the least favourable (the lowest lower end, or the
-    highest upper end). Its interval lies inside the region iff every setting's does, and wholly outside it iff
-    some setting's does; each setting keeps its own mean (no minimum over noisy means). Returns ``(key, summary)``."""
+    `icml26.stats.intersection_union` at the region's bound (an undefined setting first; else one wholly outside,
+    the farthest; else the least favourable). Its interval lies inside the region iff every setting's does, and
+    wholly outside it iff some setting's does. Returns ``(key, summary)``."""
+    from ..stats import intersection_union as iut
+
     if not summaries:
         raise ValueError("intersection_union needs at least one setting")
     region = check.region()
     if region is None or (math.isinf(region[0]) == math.isinf(region[1])):
         raise ValueError(f"intersection_union needs a one-sided region (at_least or at_most), got {check.describe()}")
     upper = math.isinf(region[0])            # at_most: the region is (-inf, bound]
-    bound = region[1] if upper else region[0]
-    undefined = [k for k, v in summaries.items() if not (np.isfinite(v.ci_low) and np.isfinite(v.ci_high))]
-    if undefined:
-        return undefined[0], summaries[undefined[0]]
-    if upper:
-        out = [k for k, v in summaries.items() if v.ci_low > bound]
-        k = max(out, key=lambda k: summaries[k].ci_low) if out else max(summaries, key=lambda k: summaries[k].ci_high)
-    else:
-        out = [k for k, v in summaries.items() if v.ci_high < bound]
-        k = min(out, key=lambda k: summaries[k].ci_high) if out else min(summaries, key=lambda k: summaries[k].ci_low)
-    return k, summaries[k]
+    return iut(summaries, region[1] if upper else region[0], upper=upper)
 
 
 def score_correlation(data: TaskData, utility: str, weights) -> float:
