@@ -210,3 +210,19 @@ def test_verdict_readings():
     assert br.compare_censored(d, [True] * 3, [False] * 3, "c", "m", 8).startswith("above m")   # a bound above a value
     assert br.compare_censored(d, [False] * 3, [True] * 3, "c", "m", 8).startswith("not distinguishable")
     assert br.compare_censored(d, [True] * 3, [True] * 3, "c", "m", 8).startswith("not comparable")
+
+
+def test_pool_workers_ignore_ctrl_c(monkeypatch):
+    """A persistent worker ignores SIGINT (the kernel's interrupt at shutdown printed a traceback per idle worker)."""
+    import signal
+
+    import icml26.chapter
+    from icml26.basis_rotation import experiments as ex
+
+    monkeypatch.setattr(icml26.chapter, "pin_threads", lambda *a, **k: None)   # keep this process's thread counts
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        ex._init_worker()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -239,9 +239,15 @@ def _pool(workers: int):
 
 
 def _init_worker() -> None:
+    import signal
+
     from ..chapter import pin_threads
 
     pin_threads()   # one torch/BLAS thread per worker, as the chapter computes: the same numbers as in-process
+    # The pool outlives the cells; when the kernel is interrupted or shut down, Ctrl-C reaches its process group and
+    # would print each idle worker's KeyboardInterrupt traceback into the build log. The parent owns the workers'
+    # lifetime (the atexit shutdown above), so they ignore SIGINT.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _worker_task(spec: tuple[str, dict]) -> Task:
