@@ -1,6 +1,8 @@
 """Unit tests of the shared workflow, SCAFFOLD, LoRA-only aggregation and the client-drift theory (icml26.fedwave)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -153,45 +155,121 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
     with pytest.raises(ValueError, match="divide"):
         ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
     cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2, 3e-2), shared_E=2, shared_n_val=2, sweep_seed=0,
-               sweep_methods=("FedAvg-single", "SCAFFOLD-single"), seeds=(1,))
-    # FedAvg-single is best at lr 1e-2, SCAFFOLD-single at 3e-2, local-only at 1e-2; centralized-eq would be best at
+               sweep_methods=("FedAvg-single", "FedWave-VC"), seeds=(1,), claim_seeds=(1, 3), central_val_seeds=(0, 2))
+    # FedAvg-single is best at lr 1e-2, FedWave-VC at 3e-2, local-only at 1e-2; centralized-eq would be best at
     # 3e-2 on its own, but it is not swept: it takes local-only's choice (P1 changes the data and nothing else)
-    best_lr = {"FedAvg-single": 1e-2, "SCAFFOLD-single": 3e-2, "centralized": 3e-2, "centralized-eq": 3e-2,
+    best_lr = {"FedAvg-single": 1e-2, "FedWave-VC": 3e-2, "centralized": 3e-2, "centralized-eq": 3e-2,
                "local-only": 1e-2}
     monkeypatch.setattr(ex, "_score", lambda res, val, chains=None: (
         np.array([1.0 if res.tag[1] == best_lr[res.tag[0]] else 0.5]), 0.0))
-    real = ex.run_method
     calls = []
 
-    def fake(m, b, cf, s):
-        r = real("FedAvg-single", b, dict(cf, rounds=1, local_steps=1), s)
-        r.tag = (m, cf["lr"])
-        calls.append((m, cf["local_steps"], cf["lr"]))
-        return r
+    def fake(m, b, cf, s):                                   # no training: _score reads the tag
+        calls.append((m, cf["local_steps"], cf["lr"], s))
+        return SimpleNamespace(tag=(m, cf["lr"]))
     monkeypatch.setattr(ex, "run_method", fake)
     out = ex.drift_sweep(base, cfg)
     assert out["choice"]["FedAvg-single"] == (1, 1e-2)
-    assert out["choice"]["SCAFFOLD-single"] == (1, 3e-2)            # tuned on its own, not tied to FedAvg's lr
+    assert out["choice"]["FedWave-VC"] == (1, 3e-2)                 # tuned on its own, not tied to FedAvg's lr
     assert out["choice"]["centralized"] == (2, 3e-2) and out["choice"]["local-only"] == (2, 1e-2)
     assert out["choice"]["centralized-eq"] == out["choice"]["local-only"]
-    assert out["choice"]["FedAvg-rank-matched"] == out["choice"]["FedAvg-single"]
-    # the full E x lr grid for the swept methods, lr at E = shared_E for centralized and local-only; no run twice
-    assert len(calls) == len(set(calls)) == 2 * 2 * 2 + 2 * 2
-    assert not any(m == "centralized-eq" for m, _, _ in calls)
-    assert ("SCAFFOLD-single", 1, 1e-2) in calls and ("SCAFFOLD-single", 2, 1e-2) in calls
+    # the rank-matched control takes the (E, lr) of the method it is compared with (C11p), not FedAvg-single's
+    assert out["choice"]["FedAvg-rank-matched"] == out["choice"]["FedWave-VC"]
+    # the full E x lr grid for the swept methods, lr at E = shared_E for local-only, and for centralized on both
+    # validation seeds; no run twice, none on a test seed
+    assert len(calls) == len(set(calls)) == 2 * 2 * 2 + 2 + 2 * 2
+    assert sorted({s for m, _, _, s in calls if m == "centralized"}) == [0, 2]
+    assert out["central"][(2, 3e-2)] == [ex.em_count(1.0, 8)] * 2
+    assert not any(m == "centralized-eq" for m, _, _, _ in calls)
+    assert ("FedWave-VC", 1, 1e-2, 0) in calls and ("FedWave-VC", 2, 1e-2, 0) in calls
     assert ex.lr_at_edge(out["grid"], out["choice"], cfg["sweep_lr"]) == sorted(
         m for m in out["choice"] if m not in ex.SHARED_TIED)
     with pytest.raises(ValueError, match="validation seed"):
         ex.drift_sweep(base, dict(cfg, seeds=(0,)))
+    with pytest.raises(ValueError, match="validation seed"):
+        ex.drift_sweep(base, dict(cfg, claim_seeds=(1, 2)))
+
+
+def test_sweep_ties_are_ties_of_counts_not_of_float_means():
+    # 66 items right of 160, summed as stage means in two orders: equal counts, floats that differ in the last bits
+    a = np.mean([17 / 40, 16 / 40, 17 / 40, 16 / 40])
+    b = np.mean([16 / 40, 17 / 40, 16 / 40, 17 / 40]) + 1e-16
+    assert a != b and ex.em_count(a, 160) == ex.em_count(b, 160) == 66
+    grid = {("FedAvg-single", 4, 0.03): max(a, b), ("FedAvg-single", 1, 0.03): min(a, b),
+            ("FedAvg-single", 1, 0.01): 0.3}
+    counts = {k: ex.em_count(v, 160) for k, v in grid.items()}
+    assert ex.best_setting(counts, "FedAvg-single") == (1, 0.03)     # the tie rule: the smaller E
+    assert sorted(grid, key=lambda k: (-grid[k], k[1], k[2]))[0][1] == 4   # what the float means picked before
+    with pytest.raises(KeyError):
+        ex.best_setting(counts, "FedWave-VC")
+
+
+def test_one_se_choice_prefers_the_smaller_lr_within_one_standard_error():
+    # 2 seeds x 160 items: 150 vs 155 right in all is within one SE (about 9 items at p = 0.48), so the smaller lr
+    per_seed = {(4, 0.01): [70, 80], (4, 0.03): [77, 78], (4, 0.1): [20, 30]}
+    assert ex.one_se_choice(per_seed, 160) == (4, 0.01)
+    per_seed[(4, 0.01)] = [40, 50]                                    # far below: the best is chosen
+    assert ex.one_se_choice(per_seed, 160) == (4, 0.03)
+
+
+def test_disjoint_cfg_and_sweep_choice(base, monkeypatch):
+    c = ex.disjoint_cfg(dict(CFG, rounds=3, local_steps=4), E=1, lr=0.03)
+    assert (c["rounds"], c["local_steps"], c["lr_min"]) == (12, 1, pytest.approx(0.003))
+    assert ex.disjoint_cfg(dict(CFG, rounds=3, local_steps=4))["rounds"] == 3
+    with pytest.raises(ValueError, match="divide"):
+        ex.disjoint_cfg(dict(CFG, rounds=3, local_steps=4), E=5)
+    cfg = dict(CFG, rounds=1, local_steps=2, disjoint_sweep_methods=("FedAvg-single", "FedWave-VC"),
+               disjoint_sweep_E=(1, 2), disjoint_sweep_lr=(1e-2, 3e-2), shared_n_val=2, sweep_seed=0, seeds=(1,))
+    calls = []
+
+    def fake(m, b, cf, s):                                   # no training: stage_em is faked too
+        calls.append((m, cf["local_steps"], cf["lr"], s))
+        return SimpleNamespace(model=None, states=None)
+    monkeypatch.setattr(ex, "run_method", fake)
+    # every setting scores the same: the tie rule picks the smallest E, then the smallest lr
+    monkeypatch.setattr(ex, "stage_em", lambda model, states, tests, **kw: np.full(4, 0.5))
+    out = ex.disjoint_sweep(base, cfg)
+    assert len(calls) == len(set(calls)) == 2 * 2 * 2 and {s for *_, s in calls} == {0}
+    assert out["choice"]["FedWave-VC"] == out["choice"]["FedAvg-single"] == (1, 1e-2)
+    assert out["choice"]["SCAFFOLD-single"] == out["choice"]["FedAvg-single"]
+    assert out["choice"]["VC+EMA"] == out["choice"]["FedWave-VC"] and "centralized" not in out["choice"]
+    with pytest.raises(ValueError, match="validation seed"):
+        ex.disjoint_sweep(base, dict(cfg, seeds=(0,)))
+
+
+def test_t_power_matches_the_noncentral_t():
+    # the review's table (book run at 3c0bea4): C1s at effect 0.161, SD 0.186; C2s at gap 0, SD 0.159, bound -0.10
+    assert ex.t_power(0.161, 0.186, 3) == pytest.approx(0.15, abs=0.01)
+    assert ex.t_power(0.0, 0.159, 20, bound=-0.10) == pytest.approx(0.76, abs=0.01)
+    ps = [ex.t_power(0.161, 0.186, n) for n in (3, 5, 10, 20)]
+    assert all(np.diff(ps) > 0) and np.isnan(ex.t_power(0.1, 0.1, 1))
+
+
+def test_ceiling_features_flag_the_stage_inputs():
+    rng = np.random.default_rng(0)
+    sets = [D.stage_pairs(k, 20, rng) for k in range(4)]
+    f = [fw.router.ceiling_features(t.inputs).numpy() for t in sets]
+    assert np.all(f[1][:, 0] == 1) and np.all(f[2][:, 1] == 1) and np.all(f[3][:, 2] == 1)
+    assert np.all(f[0][:, 4:].sum(1) == 1) and f[0].shape[1] == 4 + D.MAX_LEN - D.MIN_LEN + 1
+    with pytest.raises(ValueError, match="length"):
+        fw.router.ceiling_features([(1, 2)])
 
 
 def test_train_shared_curves_and_wrong_rows(base):
     cfg = dict(CFG, shared_steps=4, shared_E=1, shared_methods=("FedWave-VC", "VC-LoRA-avg"), seeds=(1,),
                shared_n_test=2, shared_n_chain=2, shared_n_curve=2, shared_curve_points=2, shared_n_per_client=8)
+    cfg = dict(cfg, shared_methods=("FedWave-VC", "FedAvg-single"), claim_methods=("FedAvg-single",), claim_seeds=(3,))
     out = ex.train_shared(base, cfg, {})
     steps, cv = out["curve"]["FedWave-VC"]
     assert list(steps) == [2, 4] and cv.shape == (1, 2)            # R = 4 rounds read every 2nd, x = local steps
-    assert {ex.WRONG, ex.wrong_name("VC-LoRA-avg")} <= set(out["stage"])
+    assert {ex.WRONG, ex.wrong_name("FedAvg-single")} <= set(out["stage"])
+    # the claims' arms (and their wrong-stage readings) on claim_seeds, the rest on seeds
+    assert out["seeds"]["FedAvg-single"] == out["seeds"][ex.wrong_name("FedAvg-single")] == (3,)
+    assert out["seeds"]["FedWave-VC"] == (1,) and ex.common_seeds(out, "FedWave-VC", "FedAvg-single") == []
+    assert ex.shared_rows(out, "FedAvg-single", "stage", 2, [3]).tolist() == [out["stage"]["FedAvg-single"][0, 2]]
+    assert ex.shared_rows(out, "FedWave-VC", "chain").tolist() == out["chain"]["FedWave-VC"].tolist()
+    with pytest.raises(KeyError, match="did not run"):
+        ex.shared_rows(out, "FedWave-VC", "stage", None, [3])
 
 
 def test_wrong_stage_reading_uses_the_next_stages_instruction_and_parameters(base, monkeypatch):
@@ -276,3 +354,9 @@ def test_arms_without_communication_keep_one_adam(base, monkeypatch):
         assert all(torch.allclose(one[c][k], two[c][k], atol=1e-7) for k in one[c])
     with pytest.raises(ValueError, match="previous call"):
         local_train_all(model, clients, start, 1, 0.01, 3, g, keep=keep)
+
+
+def test_strategy_fidelity_sees_a_broken_scaffold(monkeypatch):
+    assert fw.federated.strategy_fidelity() < 1e-12
+    monkeypatch.setattr(fw.Scaffold, "correction", lambda self, cid: dict(self.c))      # c, without - c_i
+    assert fw.federated.strategy_fidelity() > 1e-3

@@ -1,6 +1,7 @@
 """The chapter's experiments, one function per figure (the notebook narrates and plots)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -9,9 +10,9 @@ import torch
 from . import data as D
 from .dpo import flip_labels, make_pairs, train_dpo
 from .evaluate import chain_em, decode, exact_match, one_hot, stage_em
-from .federated import run_method
+from .federated import Adapted, run_method
 from .model import lm_loss
-from .router import base_features, top_k_gates, train_router, uniform_gates
+from .router import base_features, ceiling_features, top_k_gates, train_router, uniform_gates
 
 
 def test_sets(cfg: dict, seed: int):
@@ -24,9 +25,31 @@ def test_sets(cfg: dict, seed: int):
     return tests, curve, (xs, ys), D.PairSet.concat(pool)
 
 
-def train_all(base, cfg: dict, progress=None) -> dict:
-    """Every method of cfg['methods'] at every seed; F1 curves for cfg['curve_methods']."""
-    out: dict = {"runs": {}, "tests": {}}
+def disjoint_cfg(cfg: dict, E: int | None = None, lr: float | None = None) -> dict:
+    """The preset for the disjoint workflow at (E, lr): a fixed total of ``rounds`` x ``local_steps`` local steps per
+    client (the preset's), split into R = total / E rounds of E local steps, the cosine schedule from lr to lr / 10
+    (E = ``local_steps`` and lr = ``lr`` unless given: the untuned recipe of the previous revisions)."""
+    total = int(cfg["rounds"] * cfg["local_steps"])
+    E = int(cfg["local_steps"] if E is None else E)
+    lr = float(cfg["lr"] if lr is None else lr)
+    if E < 1 or total % E:
+        raise ValueError(f"E = {E} must divide the fixed total of {total} local steps")
+    return dict(cfg, rounds=total // E, local_steps=E, lr=lr, lr_min=lr / 10)
+
+
+def read_rounds(R: int, points: int) -> list[int]:
+    """About ``points`` evenly spaced rounds of R (0-based), the last always among them: where curves are read."""
+    every = max(1, -(-R // max(1, points)))
+    return [r for r in range(R) if (r + 1) % every == 0 or r == R - 1]
+
+
+def train_all(base, cfg: dict, choice: Mapping | None = None, progress=None) -> dict:
+    """Every method of cfg['methods'] at every seed on the disjoint workflow, each at its (E, lr) from
+    `disjoint_sweep` (``choice``; a method absent from it runs at the preset's local_steps and lr), at the same total
+    of local steps; F1 curves for cfg['curve_methods'], read at about cfg['curve_points'] rounds (``res.steps_at``:
+    the local steps per client at each reading, so methods with different E align)."""
+    choice = dict(choice or {})
+    out: dict = {"runs": {}, "tests": {}, "choice": choice}
     jobs = [(m, s) for s in cfg["seeds"] for m in cfg["methods"]
             if m not in cfg["ablation_methods"] or s in cfg["ablation_seeds"]]
     it = progress(jobs, desc="federated runs") if progress else jobs
@@ -34,12 +57,71 @@ def train_all(base, cfg: dict, progress=None) -> dict:
         if s not in out["tests"]:
             out["tests"][s] = test_sets(cfg, s)
         tests, curve, chains, _ = out["tests"][s]
-        fn = (lambda model, states, c=curve: stage_em(model, states, c)) if m in cfg["curve_methods"] else None
-        res = run_method(m, base, cfg, s, curve_fn=fn)
+        mcfg = disjoint_cfg(cfg, *choice.get(m, (None, None)))
+        read = read_rounds(mcfg["rounds"], cfg["curve_points"])
+        count = iter(range(mcfg["rounds"]))
+        fn = ((lambda model, states, c=curve, rd=read, it_=count: stage_em(model, states, c) if next(it_) in rd else None)
+              if m in cfg["curve_methods"] else None)
+        res = run_method(m, base, mcfg, s, curve_fn=fn)
+        res.steps_at = np.array([(r + 1) * mcfg["local_steps"] for r in read])   # type: ignore[attr-defined]
+        res.E = mcfg["local_steps"]                                               # type: ignore[attr-defined]
         res.stage = stage_em(res.model, res.states, tests)                       # type: ignore[attr-defined]
         res.chain = chain_em(res.model, res.states, *chains)                    # type: ignore[attr-defined]
         out["runs"][(m, s)] = res
     return out
+
+
+# the disjoint workflow's arms that take another's (E, lr): FedProx and SCAFFOLD FedAvg-single's (one shared adapter,
+# the code's baselines), the FedWave variants FedWave-VC's; local-only, centralized and centralized-eq keep the preset's
+# recipe (one Adam for all their steps: E only sets when curves are read)
+DISJOINT_TIED = {"FedProx-single": "FedAvg-single", "SCAFFOLD-single": "FedAvg-single", "VC+EMA": "FedWave-VC",
+                 "VC-affine": "FedWave-VC", "VC-IID": "FedWave-VC"}
+
+
+def em_count(em: float, n_items: int) -> int:
+    """A mean exact-match rate over ``n_items`` items as the integer count of items right: rates that are equal
+    counts can differ in the last bits of a float (66/160 as 0.4124999999999999 or 0.4125000000000001, depending on
+    how the stage means were summed), so a tie rule must compare counts."""
+    return int(round(float(em) * n_items))
+
+
+def best_setting(counts: Mapping, method: str) -> tuple:
+    """The (E, lr) of ``method`` with the most items right (``counts``: (method, E, lr) -> int); ties: the smaller E,
+    then the smaller lr."""
+    keys = [k for k in counts if k[0] == method]
+    if not keys:
+        raise KeyError(f"no setting of {method!r} in the sweep")
+    return min(keys, key=lambda k: (-counts[k], k[1], k[2]))[1:]
+
+
+def disjoint_sweep(base, cfg: dict, progress=None) -> dict:
+    """The disjoint workflow's (E, lr), tuned like the shared workflow's (`drift_sweep`) before any test seed runs:
+    ``disjoint_sweep_methods`` over ``disjoint_sweep_E`` x ``disjoint_sweep_lr`` at the preset's fixed total of
+    rounds x local_steps local steps per client, on the validation seed ``sweep_seed`` (``shared_n_val`` pairs per
+    stage), scored by the count of items right (`em_count`; ties: the smaller E, then lr). The arms of `DISJOINT_TIED`
+    take the choice of the method they are tied to. Returns {"grid": {(m, E, lr): EM}, "counts", "choice", "base": the
+    frozen base's EM on the same validation set}."""
+    seed = cfg["sweep_seed"]
+    if seed in cfg["seeds"]:
+        raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
+    n = cfg["shared_n_val"]
+    rng = np.random.default_rng(55_000 + seed)
+    val = [D.stage_pairs(k, n, rng) for k in range(D.N_STAGES)]
+    grid, counts = {}, {}
+    jobs = [(m, E, lr) for m in cfg["disjoint_sweep_methods"] for E in cfg["disjoint_sweep_E"]
+            for lr in cfg["disjoint_sweep_lr"]]
+    for m, E, lr in (progress(jobs, desc="disjoint sweep: E x lr") if progress else jobs):
+        res = run_method(m, base, disjoint_cfg(cfg, E, lr), seed)
+        grid[(m, E, lr)] = float(stage_em(res.model, res.states, val).mean())
+        counts[(m, E, lr)] = em_count(grid[(m, E, lr)], n * D.N_STAGES)
+    choice = {m: best_setting(counts, m) for m in cfg["disjoint_sweep_methods"]}
+    for m, src in DISJOINT_TIED.items():
+        if src in choice:
+            choice[m] = choice[src]
+    plain = Adapted(base, cfg, None)                  # the frozen base (B = 0, no VCL) on the same validation set
+    p0 = plain.get_params()
+    base_em = float(stage_em(plain, {k: p0 for k in range(D.N_STAGES)}, val).mean())
+    return {"grid": grid, "counts": counts, "choice": choice, "base": base_em}
 
 
 def router_experiment(base, runs: dict, cfg: dict, seed: int, feats_fn=None) -> dict:
@@ -54,6 +136,14 @@ def router_experiment(base, runs: dict, cfg: dict, seed: int, feats_fn=None) -> 
     with torch.no_grad():
         g = router(feats_fn(mixed.inputs)).numpy()
     top1 = g.argmax(1)
+    # routing accuracy (C4a) on a larger routing test set (routing is cheap next to decoding), and the same router
+    # head trained the same way on the ceiling's own information (`ceiling_features`, C4a's positive control C4ap)
+    rng_r = np.random.default_rng(70_000 + seed)
+    route = D.PairSet.concat([D.stage_pairs(k, cfg["route_test"], rng_r) for k in range(D.N_STAGES)])
+    ceil_router = train_router([ceiling_features(t.inputs) for t in train], cfg, seed)
+    with torch.no_grad():
+        acc_route = float((router(feats_fn(route.inputs)).argmax(1).numpy() == route.stages).mean())
+        acc_ceil = float((ceil_router(ceiling_features(route.inputs)).argmax(1).numpy() == route.stages).mean())
     conf = np.zeros((D.N_STAGES, D.N_STAGES))
     for t, p in zip(mixed.stages, top1):
         conf[t, p] += 1
@@ -65,7 +155,8 @@ def router_experiment(base, runs: dict, cfg: dict, seed: int, feats_fn=None) -> 
         em[name] = float(exact_match(decode(res.model, mixed.inputs, gates), mixed.outputs).mean())
     route = lambda inputs: top_k_gates(router(feats_fn(inputs)).detach().numpy(), 2)
     em["routed chain"] = chain_em(res.model, res.states, *chains, router=route)
-    return {"router": router, "gates": g, "top1_acc": float((top1 == mixed.stages).mean()),
+    return {"router": router, "gates": g, "top1_acc": float((top1 == mixed.stages).mean()), "route_acc": acc_route,
+            "ceiling_feat_acc": acc_ceil,
             "confusion": conf / conf.sum(1, keepdims=True), "em": em, "mixed": mixed, "route": route}
 
 
@@ -159,40 +250,68 @@ def _score(res, tests, chains=None, shift: int = 0) -> tuple[np.ndarray, float]:
 # chose lr 3e-2, a recipe whose test EM swings from seed to seed (at book, n = 16: 0.47 on the validation seed, 0.11 to
 # 0.27 on the test seeds; with Adam restarted every round, the old loop, it fell to EM <= 0.05 on 2 of 5 full seeds),
 # which left P1 reading the luck of the validation seed (the full run at e6f987d: one collapsed seed, P1 straddling).
-SHARED_TIED = {"VC-LoRA-avg": "FedWave-VC", "VC-stage-blind": "FedWave-VC", "FedAvg-rank-matched": "FedAvg-single",
+SHARED_TIED = {"VC-LoRA-avg": "FedWave-VC", "VC-stage-blind": "FedWave-VC", "FedAvg-rank-matched": "FedWave-VC",
                "centralized-eq": "local-only"}
 # tuned on their own over the learning rates at E = shared_E (E is not a federated choice for them)
 SHARED_LR_ONLY = ("centralized", "local-only")
+# centralized, the arm of C2s, is tuned on every seed of ``central_val_seeds`` (>= 2 validation seeds): its
+# validation EM swung by a few items between learning rates on the one seed of the previous revisions
+
+
+def one_se_choice(per_seed: Mapping, n_items: int) -> tuple:
+    """The rule for a choice read over several validation seeds: ``per_seed`` maps (E, lr) to the per-seed counts of
+    items right (``n_items`` each). The best setting is the one with the most items right in all; every setting
+    within one standard error of it (the binomial SE of the best's EM over all its items) is as good, and of those
+    the smallest E, then the smallest lr, is chosen."""
+    if not per_seed:
+        raise ValueError("one_se_choice needs at least one setting")
+    totals = {k: int(sum(v)) for k, v in per_seed.items()}
+    n_all = n_items * len(next(iter(per_seed.values())))
+    best = max(totals.values())
+    p = best / n_all
+    se_items = math.sqrt(max(p * (1 - p), 0.0) / n_all) * n_all
+    ok = [k for k, t in totals.items() if t >= best - se_items]
+    return min(ok)
 
 
 def drift_sweep(base, cfg: dict, progress=None) -> dict:
     """Client drift and learning rates at a fixed total of ``shared_steps`` local steps per client, on the validation
     seed ``sweep_seed``: every method of ``sweep_methods`` over the full grid ``sweep_E`` x ``sweep_lr`` (R = total / E
-    rounds; the learning rate swept at every E, so an optimum at the grid's edge shows), and centralized and
-    local-only (`SHARED_LR_ONLY`) over ``sweep_lr`` at E = ``shared_E``, each on its own. Scored by mean-stage EM on a
-    validation set. Returns {"grid": {(method, E, lr): EM}, "choice": {method: (E, lr)}} with the best setting of
-    each method (ties: the smaller E, then the smaller lr); the methods of `SHARED_TIED` (variants, controls and
-    centralized-eq) take the choice of the method they are tied to."""
+    rounds; the learning rate swept at every E, so an optimum at the grid's edge shows), local-only over ``sweep_lr``
+    at E = ``shared_E``, and centralized over ``sweep_lr`` at E = ``shared_E`` on every seed of ``central_val_seeds``
+    (`one_se_choice`). Scored by the count of validation items right (`em_count`: ties are ties of counts, not of
+    float means). Returns {"grid": {(method, E, lr): EM on sweep_seed}, "counts", "central": {(E, lr): counts per
+    seed}, "choice": {method: (E, lr)}}: the best setting of each method (ties: the smaller E, then the smaller lr);
+    the methods of `SHARED_TIED` (variants, controls and centralized-eq) take the choice of the method they are tied
+    to."""
     seed = cfg["sweep_seed"]
-    if seed in cfg["seeds"]:
-        raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
-    val, _ = shared_test_sets(cfg, seed, cfg["shared_n_val"], 1)
+    vseeds = tuple(cfg["central_val_seeds"])
+    test_seeds = set(cfg["seeds"]) | set(cfg["claim_seeds"])
+    if {seed, *vseeds} & test_seeds:
+        raise ValueError(f"the validation seeds {sorted({seed, *vseeds})} must not be test seeds {sorted(test_seeds)}")
+    n = cfg["shared_n_val"]
+    vals = {s: shared_test_sets(cfg, s, n, 1)[0] for s in {seed, *vseeds}}
     grid: dict = {}
+    counts: dict = {}
+    central: dict = {}
     E0 = cfg["shared_E"]
-    jobs = ([(m, E, lr) for m in cfg["sweep_methods"] for E in cfg["sweep_E"] for lr in cfg["sweep_lr"]]
-            + [(m, E0, lr) for m in SHARED_LR_ONLY for lr in cfg["sweep_lr"]])
-    for m, E, lr in (progress(jobs, desc="drift sweep: E x lr") if progress else jobs):
-        res = run_method(m, base, shared_cfg(cfg, E, lr), seed)
-        grid[(m, E, lr)] = float(_score(res, val)[0].mean())
-
-    def best(m):
-        return sorted((k for k in grid if k[0] == m), key=lambda k: (-grid[k], k[1], k[2]))[0][1:]
-
-    choice = {m: best(m) for m in (*cfg["sweep_methods"], *SHARED_LR_ONLY)}
+    jobs = ([(m, E, lr, seed) for m in cfg["sweep_methods"] for E in cfg["sweep_E"] for lr in cfg["sweep_lr"]]
+            + [("local-only", E0, lr, seed) for lr in cfg["sweep_lr"]]
+            + [("centralized", E0, lr, s) for s in vseeds for lr in cfg["sweep_lr"]])
+    for m, E, lr, s in (progress(jobs, desc="drift sweep: E x lr") if progress else jobs):
+        res = run_method(m, base, shared_cfg(cfg, E, lr), s)
+        em = float(_score(res, vals[s])[0].mean())
+        if m == "centralized":
+            central.setdefault((E, lr), []).append(em_count(em, n * D.N_STAGES))
+        if s == seed:
+            grid[(m, E, lr)] = em
+            counts[(m, E, lr)] = em_count(em, n * D.N_STAGES)
+    choice = {m: best_setting(counts, m) for m in (*cfg["sweep_methods"], "local-only")}
+    choice["centralized"] = one_se_choice(central, n * D.N_STAGES)
     for m, src in SHARED_TIED.items():
         if src in choice:
             choice[m] = choice[src]
-    return {"grid": grid, "choice": choice}
+    return {"grid": grid, "counts": counts, "central": central, "choice": choice}
 
 
 def lr_at_edge(grid: dict, choice: dict, lrs) -> list[str]:
@@ -208,21 +327,34 @@ def wrong_name(method: str) -> str:
 
 
 WRONG = wrong_name("FedWave-VC")
-WRONG_READ = ("FedWave-VC", "VC-LoRA-avg")
+BASELINES = ("FedAvg-single", "FedProx-single", "SCAFFOLD-single")
+# read also at the next stage: FedWave-VC and VC-LoRA-avg (negative controls N1s, N1r) and the three baselines (the
+# planted positive control C1sp: a baseline that follows its instruction writes the next stage's stamp, never this one's)
+WRONG_READ = ("FedWave-VC", "VC-LoRA-avg", *BASELINES)
+
+
+def shared_seeds(cfg: dict, method: str) -> tuple:
+    """The test seeds a shared-workflow method runs on: ``claim_seeds`` for the arms of the paper claims
+    (``claim_methods``, and their wrong-stage readings), ``seeds`` for the rest."""
+    base_m = method[: -len(" (wrong stage)")] if method.endswith(" (wrong stage)") else method
+    return tuple(cfg["claim_seeds"]) if base_m in cfg["claim_methods"] else tuple(cfg["seeds"])
 
 
 def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
-    """Every method of ``shared_methods`` at every seed on the shared workflow, each with its frozen (E, lr) from
-    `drift_sweep` (``choice``; methods absent from it run at (shared_E, lr)). Returns {"stage": {m: (seeds, K)},
-    "chain": {m: (seeds,)}, "curve": {m: (steps, (seeds, points))}, "choice": choice}; the rows
-    ``wrong_name(m)`` for m in `WRONG_READ` are m read at every stage and hop as the next stage (instruction and VCL
-    of stage s + 1 mod K), negative controls. Curves (mean-stage EM on the first ``shared_n_curve`` test pairs of
-    each stage against local steps per client) are read at about ``shared_curve_points`` evenly spaced rounds."""
+    """Every method of ``shared_methods`` on the shared workflow, each with its frozen (E, lr) from `drift_sweep`
+    (``choice``; methods absent from it run at (shared_E, lr)), on its seeds (`shared_seeds`: the arms of the paper
+    claims on ``claim_seeds``, sized by a power calculation, the others on ``seeds``). Returns {"stage": {m: (seeds,
+    K)}, "chain": {m: (seeds,)}, "seeds": {m: seeds}, "curve": {m: (steps, (seeds, points))}, "choice": choice}; the
+    rows ``wrong_name(m)`` for m in `WRONG_READ` are m read at every stage and hop as the next stage (instruction and
+    VCL of stage s + 1 mod K). Curves (mean-stage EM on the first ``shared_n_curve`` test pairs of each stage against
+    local steps per client) are read at about ``shared_curve_points`` evenly spaced rounds."""
     stage: dict = {m: [] for m in cfg["shared_methods"]}
     chain: dict = {m: [] for m in cfg["shared_methods"]}
     curves: dict = {m: [] for m in cfg["shared_methods"]}
+    seeds_of: dict = {m: [] for m in cfg["shared_methods"]}
     steps_at: dict = {}
-    jobs = [(s, m) for s in cfg["seeds"] for m in cfg["shared_methods"]]
+    all_seeds = sorted(set(cfg["seeds"]) | set(cfg["claim_seeds"]))
+    jobs = [(s, m) for s in all_seeds for m in cfg["shared_methods"] if s in shared_seeds(cfg, m)]
     tests = {}
     for s, m in (progress(jobs, desc="shared workflow") if progress else jobs):
         if s not in tests:
@@ -230,8 +362,7 @@ def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
         E, lr = choice.get(m, (cfg["shared_E"], cfg["lr"]))
         mcfg = shared_cfg(cfg, E, lr)
         R = mcfg["rounds"]
-        every = max(1, -(-R // cfg["shared_curve_points"]))
-        read = [r for r in range(R) if (r + 1) % every == 0 or r == R - 1]
+        read = read_rounds(R, cfg["shared_curve_points"])
         steps_at[m] = [(r + 1) * E for r in read]
         sub = [t.subset(range(min(cfg["shared_n_curve"], len(t)))) for t in tests[s][0]]
         count = iter(range(R))
@@ -242,12 +373,46 @@ def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
         st, chn = _score(res, *tests[s])
         stage[m].append(st)
         chain[m].append(chn)
+        seeds_of[m].append(s)
         if m in WRONG_READ:
             st, chn = _score(res, *tests[s], shift=1)
             stage.setdefault(wrong_name(m), []).append(st)
             chain.setdefault(wrong_name(m), []).append(chn)
+            seeds_of.setdefault(wrong_name(m), []).append(s)
     return {"stage": {m: np.array(v) for m, v in stage.items()}, "chain": {m: np.array(v) for m, v in chain.items()},
+            "seeds": {m: tuple(v) for m, v in seeds_of.items()},
             "curve": {m: (np.array(steps_at[m]), np.array(v)) for m, v in curves.items()}, "choice": dict(choice)}
+
+
+def shared_rows(sh: Mapping, method: str, key: str, k: int | None = None, seeds=None) -> np.ndarray:
+    """``method``'s per-seed values of ``key`` ("stage" or "chain"; stage ``k``, or all stages when None) from
+    `train_shared`, at ``seeds`` (in that order; all its seeds when None): the arms of a paired comparison must be
+    read at the same seeds."""
+    have = list(sh["seeds"][method])
+    seeds = have if seeds is None else list(seeds)
+    missing = [s for s in seeds if s not in have]
+    if missing:
+        raise KeyError(f"{method} did not run at seed(s) {missing} (it ran at {have})")
+    v = sh[key][method][[have.index(s) for s in seeds]]
+    return v if (k is None or key == "chain") else v[:, k]
+
+
+def common_seeds(sh: Mapping, *methods: str) -> list:
+    """The seeds at which every one of ``methods`` ran (sorted)."""
+    return sorted(set.intersection(*(set(sh["seeds"][m]) for m in methods)))
+
+
+def t_power(delta: float, sd: float, n: int, bound: float = 0.0, level: float = 0.95) -> float:
+    """The chance that the two-sided ``level`` Student-t interval of a mean over n paired seeds lies wholly above
+    ``bound`` when the true mean difference is ``delta`` and the per-seed SD is ``sd`` (the noncentral t: the power of
+    the ledger's "reproduced" for one setting; an intersection-union over several settings has at most this)."""
+    from scipy import stats
+
+    if n < 2 or not sd > 0:
+        return float("nan")
+    crit = stats.t.ppf(0.5 + level / 2, n - 1)
+    nc = (delta - bound) / (sd / math.sqrt(n))
+    return float(stats.nct.sf(crit, n - 1, nc))
 
 
 # ------------------------------------------------------------------ reading a claim over several settings

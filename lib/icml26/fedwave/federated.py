@@ -526,3 +526,41 @@ def _client_data(cfg: dict, seed: int) -> list[PairSet]:
     from .data import workflow_data
 
     return workflow_data(cfg.get("workflow", "disjoint"), cfg["n_per_client"], np.random.default_rng(seed))
+
+
+def strategy_fidelity(seed: int = 0, n_clients: int = 4, rounds: int = 3) -> float:
+    """The server updates of C1s's arms against the algorithms' equations, on random client tensors (max |difference|):
+    FedAvg's aggregate is the n_k-weighted mean (McMahan et al. 2017, the release's ``fedavg``), and SCAFFOLD's control
+    variates follow Karimireddy et al. 2020, Alg. 1, option II, over several rounds from non-zero controls:
+    c_i+ = c_i - c + (x - y_i) / (E eta) (line 12), c <- c + (1/N) sum_i (c_i+ - c_i) (line 17), x <- mean y_i, and
+    the correction a client adds to its gradient is c - c_i (line 10). A check of the pieces, not of training."""
+    g = torch.Generator().manual_seed(seed)
+    shapes = {"lora_A": (4, 6), "lora_B": (6, 4)}
+    rnd = lambda: {k: torch.randn(*s, generator=g, dtype=torch.float64) for k, s in shapes.items()}
+    dev = 0.0
+    results = [(rnd(), int(n)) for n in torch.randint(1, 50, (n_clients,), generator=g)]
+    agg = FedAvg().aggregate_fit(results)
+    w = np.array([n for _, n in results], dtype=float)
+    for k in shapes:
+        ref = np.tensordot(w / w.sum(), np.stack([p[k].numpy() for p, _ in results]), axes=1)
+        dev = max(dev, float(np.abs(agg[k].numpy() - ref).max()))
+    s = Scaffold()
+    x = rnd()
+    s.initialize(x)
+    c, ci = {k: torch.zeros_like(v) for k, v in x.items()}, {}
+    for r in range(rounds):
+        E, lr = 1 + r, 0.05 * (r + 1)
+        for cid in range(n_clients):
+            ref = {k: c[k] - (ci[cid][k] if cid in ci else 0.0) for k in x}
+            got = s.correction(cid)
+            dev = max(dev, max(float((got[k] - ref[k]).abs().max()) for k in x))
+        ys = [rnd() for _ in range(n_clients)]
+        s.update_controls(x, ys, list(range(n_clients)), steps=E, lr=lr)
+        new_ci = {cid: {k: (ci[cid][k] if cid in ci else 0.0) - c[k] + (x[k] - y[k]) / (E * lr) for k in x}
+                  for cid, y in enumerate(ys)}
+        c = {k: c[k] + sum(new_ci[i][k] - (ci[i][k] if i in ci else 0.0) for i in range(n_clients)) / n_clients for k in x}
+        ci = new_ci
+        dev = max(dev, max(float((s.c[k] - c[k]).abs().max()) for k in x),
+                  max(float((s.c_i[i][k] - ci[i][k]).abs().max()) for i in range(n_clients) for k in x))
+        x = s.aggregate_fit([(y, 1) for y in ys])
+    return dev

@@ -32,38 +32,58 @@ _COMMON: dict[str, Any] = dict(
     shared_methods=("local-only", "FedAvg-single", "FedProx-single", "SCAFFOLD-single", "FedWave-VC", "VC-LoRA-avg",
                     "VC-stage-blind", "FedAvg-rank-matched", "centralized", "centralized-eq"),
     shared_curve_points=5,
+    # the disjoint workflow, tuned like the shared one before any test seed (issue 41, review of the book run at
+    # 3c0bea4, finding 1): FedWave-VC and FedAvg-single over disjoint_sweep_E x disjoint_sweep_lr at the preset's total
+    # of rounds x local_steps local steps per client, on sweep_seed; the largest E is one round (each client trains
+    # alone, then one average); FedProx/SCAFFOLD take FedAvg-single's choice, the FedWave variants FedWave-VC's
+    # (experiments.DISJOINT_TIED); curves read at about curve_points rounds
+    disjoint_sweep_methods=("FedAvg-single", "FedWave-VC"),
+    # centralized (the arm of C2s) tuned on two validation seeds by the one-SE rule (experiments.one_se_choice)
+    central_val_seeds=(0, 2),
+    # the arms of the paper claims C1s and C2s (and C1s's planted control), run on claim_seeds; the rest on seeds
+    claim_methods=("FedWave-VC", "FedAvg-single", "FedProx-single", "SCAFFOLD-single", "centralized"),
 )
 
 PRESETS: dict[str, dict[str, Any]] = {
-    # smoke: 1 seed, no SmolLM2. Sized to the 60 s budget (issue 41, helper revision): the disjoint workflow at 3 x 4
-    # local steps, 24 test pairs and chains, the shared workflow at 8 local steps, its evaluation on 8 / 16 pairs per
-    # stage, 10 DPO steps: 50 s inside the chapter, 57 s wall for `repro run` on the 2-core machine at load ~1 (federated
-    # 10, drift sweep 10, shared workflow 10, pretrain 3, DPO 2); the previous sizes took 78-80 s wall there.
+    # smoke: 1 seed, no SmolLM2. Sized to the 60 s budget (issue 41): the disjoint workflow at 3 x 4 local steps (its
+    # sweep one setting per method), 16 test pairs and chains, the shared workflow at 8 local steps, its evaluation on
+    # 8 / 12 pairs per stage, 10 DPO steps. At 5646eca: 45.6 s inside the chapter at load ~2.3 (50 s inside, 57 s wall
+    # at load ~1 before); this revision, measured at the same load before the smaller test sets: 52 s inside (disjoint
+    # sweep +1.8, the wrong-stage reads of the baselines +0.9, centralized tuned on 2 validation seeds).
     "smoke": dict(_COMMON, d=48, pretrain_steps=200, n_per_client=200, rounds=3, local_steps=4, seeds=(1,), ablation_seeds=(1,),
-                  n_test=24, n_chain=24, n_curve=8, router_rounds=150, dpo_steps=10,
+                  n_test=16, n_chain=16, n_curve=8, router_rounds=150, dpo_steps=10,
                   dpo_unlabeled=48, smollm2=False, smollm2_train=0, smollm2_test=0,
-                  shared_steps=8, sweep_E=(1, 4), sweep_lr=(3e-2, 1e-1), shared_n_val=8, shared_n_test=16, shared_n_chain=16,
-                  shared_n_curve=6),
-    # book: 3 seeds (1/3/5), SmolLM2 router features. Measured at 4a1e33e (lead's run, 2-core machine): 435 s inside
-    # the chapter, 442 s wall (federated 105, drift sweep 94 for 32 trainings, shared workflow 115, SmolLM2 router 50,
-    # DPO 31, router 8, pretrain 7). Not measured at book since; estimated from per-step costs (d 48: ~40 ms per
-    # centralized-eq step, ~60 ms per 4-client stacked step, ~2.9 s per sweep training with its validation): the drift
-    # sweep on the full E x lr grid, sweep_E (1, 4) x lr (0.01, 0.03, 0.1) for 4 methods plus 2 x 3 for centralized and
-    # local-only (centralized-eq takes local-only's choice), 30 trainings ~87 s; the disjoint workflow on 60 test pairs
-    # and 60 chains ~85 s; the shared workflow (10 methods x 3 seeds) ~115 s: ~390 s at that load, over the ~300 s
-    # target; the next levers are lr 0.1 in the book sweep (never chosen at full; -10 trainings, ~-29 s), the disjoint
-    # workflow's methods (10 x 3 seeds) and SmolLM2.
+                  shared_steps=8, sweep_E=(1, 4), sweep_lr=(3e-2,), shared_n_val=8, shared_n_test=12, shared_n_chain=12,
+                  shared_n_curve=6, curve_points=3, route_test=100, disjoint_sweep_E=(4,), disjoint_sweep_lr=(1e-2,), claim_seeds=(1,)),
+    # book: 3 seeds (1/3/5), SmolLM2 router features. Measured at 3c0bea4 (lead's run, clean tree): 388 s (federated
+    # 96, drift sweep 85 for 30 trainings, shared workflow 114, SmolLM2 router 32, DPO 28, pretrain 7, router 6).
+    # This revision (review of that run), estimated from its per-training costs (~2.8 s per 48-step training with its
+    # validation, ~7.7 s per centralized one): the disjoint sweep, 2 methods x E (1, 48) x lr (0.01, 0.03), +8
+    # trainings ~+22 s (the old recipe, E = 8 at lr 0.01, was that run's disjoint workflow: L1 -0.011); lr 0.1 dropped
+    # from the shared sweep (chosen by no method at 3c0bea4 nor at e6f987d's full) and centralized tuned on 2
+    # validation seeds: 22 trainings for 30, ~-18 s; C4a's positive control (a second router per seed) and the
+    # baselines read at the wrong stage (C1sp) ~+12 s: ~400 s. Probe of the disjoint sweep on the validation seed
+    # (book sizes, before any test seed): FedWave-VC 0.044-0.062 mean-stage EM at every (E, lr), base 0.050; the same
+    # 48 steps without the average (local-only) 0.34-0.46: the average of four clashing adapters returns to the base.
     "book": dict(_COMMON, d=48, pretrain_steps=400, n_per_client=1000, rounds=6, local_steps=8, seeds=(1, 3, 5), ablation_seeds=(1,),
                  n_test=60, n_chain=60, n_curve=20, router_rounds=400, dpo_steps=40,
                  dpo_unlabeled=150, smollm2=True, smollm2_train=32, smollm2_test=24,
-                 shared_steps=48, sweep_E=(1, 4), sweep_lr=(1e-2, 3e-2, 1e-1), shared_n_val=40, shared_n_test=60,
-                 shared_n_chain=60, shared_n_curve=12),
-    # full: 5 seeds (ablations 3), d 64. Measured at e6f987d: 1970 s (federated 758, drift sweep 371 for 45 trainings,
-    # shared workflow 445, SmolLM2 router 149, DPO 179, router 22, pretrain 18). This revision changes only the number
-    # of shared pairs (no cost) and drops centralized-eq's 3 sweep trainings (~-25 s): ~1945 s, ~32 min on 2 cores.
+                 shared_steps=48, sweep_E=(1, 4), sweep_lr=(1e-2, 3e-2), shared_n_val=40, shared_n_test=60,
+                 shared_n_chain=60, shared_n_curve=12, curve_points=6, route_test=500, disjoint_sweep_E=(1, 48),
+                 disjoint_sweep_lr=(1e-2, 3e-2), claim_seeds=(1, 3, 5)),
+    # full: 5 seeds (ablations 3), d 64; the paper claims' arms (claim_methods) on 14 seeds (claim_seeds). Measured at
+    # e6f987d: 1970 s (federated 758, drift sweep 371 for 45 trainings, shared workflow 445 for 50 trainings, SmolLM2
+    # router 149, DPO 179, router 22, pretrain 18). claim_seeds sized by the power of the t-interval (experiments.t_power)
+    # at the book run of 3c0bea4: C1s's least favourable setting 0.161, SD 0.186: power 0.32 at 5 seeds, 0.85 at 14,
+    # 0.96 at 20; C2s at a true gap of 0, SD 0.159: 0.19 at 5, 0.59 at 14, 0.76 at 20. Budget (per-training costs of
+    # e6f987d): the disjoint sweep, 2 methods x E (1, 18, 216) x lr (0.01, 0.03), 12 trainings ~+170 s; the shared
+    # sweep without lr 0.1 and with centralized on 2 validation seeds, 30 trainings for 42 ~-90 s; 9 more seeds for
+    # the 5 claim arms (~7.6 s per federated training, ~20 s per centralized one, ~50 s a seed) ~+470 s; the second
+    # router and the wrong-stage reads ~+30 s: ~2550 s, ~43 min on 2 cores; 20 seeds would not fit.
     "full": dict(_COMMON, d=64, pretrain_steps=1200, n_per_client=2000, rounds=12, local_steps=18,
                  seeds=(1, 3, 5, 7, 9), ablation_seeds=(1, 3, 5), n_test=150, n_chain=150, n_curve=40, router_rounds=800,
                  dpo_steps=150, dpo_unlabeled=300, smollm2=True, smollm2_train=150, smollm2_test=60,
-                 shared_steps=128, sweep_E=(1, 4, 16), sweep_lr=(1e-2, 3e-2, 1e-1), shared_n_val=60, shared_n_test=100,
-                 shared_n_chain=100, shared_n_curve=20),
+                 shared_steps=128, sweep_E=(1, 4, 16), sweep_lr=(1e-2, 3e-2), shared_n_val=60, shared_n_test=100,
+                 shared_n_chain=100, shared_n_curve=20, curve_points=12, route_test=1000, disjoint_sweep_E=(1, 18, 216),
+                 disjoint_sweep_lr=(1e-2, 3e-2), claim_seeds=tuple(range(1, 28, 2))),
 }

@@ -10,6 +10,7 @@ strings; the neural router is the one reproduced.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -139,3 +140,25 @@ def double_softmax_entropy(p: np.ndarray) -> np.ndarray:
     s = np.exp(p - p.max(1, keepdims=True))
     s /= s.sum(1, keepdims=True)
     return -(s * np.log(s)).sum(1)
+
+
+def ceiling_features(inputs: Sequence[Sequence[int]]) -> torch.Tensor:
+    """The information the Bayes ceiling (`data.router_ceiling`) routes on, as features: whether z is a sorted string
+    (a stage-1 input), its -3 image is sorted (stage 2), the reverse of that is (stage 3), the log of the number of
+    strings with z's multiset of digits (how likely a uniform stage-0 draw is to be it) and a one-hot of the length.
+    A router trained on these is the positive control of C4a: it can reach the ceiling, so a router short of it is
+    short for want of information in its features, not for its head or its training."""
+    from .data import MAX_LEN, MIN_LEN
+
+    rows = []
+    for z in inputs:
+        z = tuple(int(v) for v in z)
+        if not MIN_LEN <= len(z) <= MAX_LEN:
+            raise ValueError(f"input {z} has length {len(z)}, outside [{MIN_LEN}, {MAX_LEN}]")
+        back = tuple((v - 3) % 10 for v in z)
+        counts = np.bincount(z, minlength=10)
+        log_w = math.lgamma(len(z) + 1) - sum(math.lgamma(c + 1) for c in counts)
+        onehot = [float(len(z) == L) for L in range(MIN_LEN, MAX_LEN + 1)]
+        rows.append([float(z == tuple(sorted(z))), float(back == tuple(sorted(back))),
+                     float(back[::-1] == tuple(sorted(back))), log_w, *onehot])
+    return torch.tensor(rows, dtype=torch.float32)
