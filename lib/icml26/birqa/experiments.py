@@ -201,6 +201,10 @@ def robust_eval(model, data: Data, cfg, attacks=None, eps_scale: float = 1.0, sw
     if sweep:
         out["sweep"] = {}
         for e in cfg["eps_list"]:
+            if e == cfg["eps_main"] and cfg["sweep_attack"] in out and cfg["sweep_attack"] != "fgsm":
+                # the same attack, budget, steps, step size and seed as the main call above: reuse its SROCC
+                out["sweep"][e] = out[cfg["sweep_attack"]]
+                continue
             s_e = e / 255 * eps_scale
             adv = attack_directed(score, r, d, s_e, cfg["attack_steps"], cfg["sweep_attack"], direction,
                                   cfg["attack_batch"], alpha=_alpha(s_e, cfg["attack_steps"]))
@@ -214,12 +218,14 @@ def robust_eval(model, data: Data, cfg, attacks=None, eps_scale: float = 1.0, sw
         out["boost:shift"] = float(np.mean(p - p_clean))
         out["boost:mixed"] = srocc(np.where(mixed_mask(len(idx)), p, p_clean), mos)
         g = grad_l1(model, r, d)
+        out["grad_l1"] = float(g.mean())
         # first-order model of the rank-direction attack: y^ + direction * eps * ||grad f||_1 (attacks.py, T6)
         out["first_order"] = srocc(p_clean + direction * eps * g, mos)
         out["first_order_boost"] = srocc(p_clean + eps * g, mos)
     if bpda:
         out.update(bpda_eval(model, data, cfg, idx, direction))
-    out["grad_l1"] = float(grad_l1(model, r, d).mean())
+    if "grad_l1" not in out:
+        out["grad_l1"] = float(grad_l1(model, r, d).mean())
     return out
 
 
