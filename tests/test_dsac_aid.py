@@ -384,6 +384,15 @@ def test_presets_have_the_same_keys_at_every_scale():
     assert keys["smoke"] == keys["book"] == keys["full"]
     for k in ("toy", "pendulum", "hopper"):
         assert set(PRESETS["smoke"][k]) == set(PRESETS["book"][k]) == set(PRESETS["full"][k])
+    full = PRESETS["full"]
+    # issue 42 item 5: a reduced Hopper at CPU full, >= 3 paired seeds; C7 with 10 seeds; the gpu variant keeps its Hopper
+    assert full["hopper"]["steps"] > 0 and full["hopper_seeds"] >= 3 and full["pendulum_seeds"] >= 10
+    assert full["gpu"]["hopper"]["steps"] >= full["hopper"]["steps"]
+    assert PRESETS["smoke"]["hopper"]["steps"] > 0 and PRESETS["smoke"]["hopper_seeds"] >= 2   # the C8 code path runs in CI
+    for s in PRESETS.values():
+        # treasure-only agents serve only treasure claims: never the trap claims' agents (C3-C5, C4b's AID beta=0)
+        assert set(s["treasure_only"]) <= set(s["agents"]) - {s["control_agent"], "DSAC-AID", "AID beta=0"}
+        assert set(s["sweep_agents"]) <= {s["control_agent"]} | set(s["agents"])
 
 
 # --------------------------------------------------------------------------- review v2: loss, fidelity, evaluator, controls
