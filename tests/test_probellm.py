@@ -680,3 +680,90 @@ def test_tiny_lm_query_errors(tiny_lm):
         tiny_lm.query([Item("-", 3, 9)])
     with pytest.raises(RuntimeError, match="labels"):
         tiny_lm.query([Item("+", 1, 2)], [3, 4])
+
+
+# --------------------------------------------------------------------------- the review of the full run at 3c0bea4
+
+def test_random_walks_start_from_fresh_seeds():
+    r = search("random", SPACE, ORACLE, 200, seed=3, walk=3)
+    assert r.charged == 200 == len(r.sources)
+    # a walk: a fresh benchmark draw, then `walk` moves; so every 4th unit is a fresh seed (or its duplicate)
+    assert all(s in ("seed", "duplicate") if i % 4 == 0 else s in ("random", "duplicate") for i, s in enumerate(r.sources))
+    assert sum(p.source == "seed" for p in r.probes) >= 40               # far more than the trees' 10 benchmark seeds
+    assert not r.root.children                                           # no tree, no statistics
+    only_seeds = search("random", SPACE, ORACLE, 50, seed=3, walk=0)
+    assert {p.source for p in only_seeds.probes} == {"seed"}
+    with pytest.raises(ValueError, match="walk"):
+        search("random", SPACE, ORACLE, 10, 0, walk=-1)
+
+
+def test_confirmation_baseline_confirms_each_failure_with_c_moves():
+    for c in (2, 4):
+        r = search("confirm", SPACE, ORACLE, 600, seed=2, confirm=c)
+        assert r.charged == 600 == len(r.sources)
+        fails = sum(p.source == "static" and p.failed for p in r.probes)
+        moves = sum(p.source == "confirm" for p in r.probes)
+        assert fails > 0 and moves > 0
+        # every failing i.i.d. draw is owed c moves (at most c still owed when the budget ends; a duplicate move is charged)
+        assert c * fails - c - r.duplicates <= moves <= c * fails
+        assert r.sources[0] == "static" and not r.root.children
+        same = search("confirm", SPACE, ORACLE, 600, seed=2, confirm=c)
+        assert [p.item for p in same.probes] == [p.item for p in r.probes]
+    with pytest.raises(ValueError, match="confirm"):
+        search("confirm", SPACE, ORACLE, 10, 0)
+    grid = ex.run_grid(SPACE, ORACLE, ("S+C2", 0.5, "static"), 100, (0, 1), pl.PRESETS["smoke"])
+    assert set(grid) == {"S+C2", "beta=0.5", "static"} and all(len(v) == 2 for v in grid.values())
+    assert ex.parse_strategy("S+C4") == ("S+C4", "confirm", {"confirm": 4})
+    with pytest.raises(ValueError, match="S\\+C"):
+        ex.parse_strategy("S+Cx")
+    byk = ex.recall_by_threshold(ORACLE, grid, 100, ks=(1, 2, 3, 5))
+    for s in grid:  # a larger threshold never finds more modes
+        assert all(np.all(byk[a][s] >= byk[b][s]) for a, b in ((1, 2), (2, 3), (3, 5)))
+
+
+def test_control_power_reads_the_expected_control_effect_against_the_claims_gap(prevalence):
+    _, q = prevalence
+    eff, need, ok, pw = ex.control_power(q, 1000, 150, 0.2)
+    reach, need_r, _ = ex.reachable_with_power(q, 1000, 150, 0.2)
+    assert need == need_r and eff == pytest.approx(ex.static_recall_closed_form(q, 4000) - ex.static_recall_closed_form(q, 1000))
+    assert eff <= reach and not ok and 0.2 < pw < 0.5     # the published P1pa: a coin flip at B = 1000
+    eff5, need5, ok5, pw5 = ex.control_power(q, 500, 30, 0.2)
+    assert ok5 and eff5 > need5 and pw5 > 0.8
+    with pytest.raises(ValueError, match="factor"):
+        ex.control_power(q, 500, 30, 0.2, factor=1)
+
+
+def test_induce_and_match_charges_its_probes_to_the_reserve():
+    cfg = pl.PRESETS["smoke"]
+    run = search("H", SPACE, ORACLE, 300, seed=3)  # a run whose failures form clusters (not every seed's do at B = 300)
+    rng = np.random.default_rng(0)
+    fresh = [SPACE.sample(rng) for _ in range(400)]
+    z, M = pl.features(fresh), ORACLE.membership(fresh)
+    out = ex.induce_and_match(ORACLE, SPACE, run, cfg, z, M, seed=3)
+    reserve = int(round(cfg["reserve_frac"] * 300))
+    assert out["n_fail"] == sum(p.genuine for p in run.probes if p.step < 300 - reserve)
+    assert 0 < out["active"] <= reserve and out["rules"]
+    assert out["matched"] <= set(range(len(ORACLE.modes))) and out["matched_single"] <= set(range(len(ORACLE.modes)))
+    assert all(0 <= r["precision"] <= 1 and 0 <= r["recall"] <= 1 for r in out["rules"])
+    assert len(out["prec_boundary"]) == len(out["prec_failonly"]) == len(out["rules"])
+    # a prefix: the same run read at a smaller budget uses only its first units
+    short = ex.induce_and_match(ORACLE, SPACE, run, cfg, z, M, seed=3, upto=100)
+    assert short["n_fail"] == sum(p.genuine for p in run.probes if p.step < 100 - int(round(cfg["reserve_frac"] * 100)))
+    # too few failures for a cluster: nothing is induced, nothing is spent
+    empty = ex.induce_and_match(ORACLE, SPACE, run, dict(cfg, min_cluster_size=10_000), z, M, seed=3)
+    assert empty["rules"] == [] and empty["active"] == 0 and empty["matched"] == set()
+
+
+def test_top_rule_needs_enough_held_out_prompts():
+    z = np.zeros((50, len(pl.FEATURES)))
+    z[:30, pl.FEATURES.index("op_add")] = 1.0            # 30 prompts with op_add, 20 without
+    wide = md.Rule([("op_add", ">", 0.5)])               # holds 30 held-out prompts
+    narrow = md.Rule([("op_add", ">", 0.5), ("len_a", ">", 5.0)])  # holds none
+    rules = [(0, narrow, narrow, 40), (1, wide, wide, 10)]
+    (r, mask) = ex.top_rule(rules, z, 0)
+    assert r[0] == 0 and mask.sum() == 0                 # the first declaration: the largest cluster, however small
+    (r, mask) = ex.top_rule(rules, z, 20)
+    assert r[0] == 1 and mask.sum() == 30
+    assert ex.top_rule(rules, z, 31) is None and ex.top_rule([], z, 0) is None
+    with pytest.raises(ValueError, match="min_prompts"):
+        ex.top_rule(rules, z, -1)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from .presets import PRESETS
 from .space import FEATURES, FORMS, MICRO_MOVES, OPS, Item, Space, features, fine_cell, noisy_label, render, verify
-from .targets import PLANTED_MODES, PLANTED_MODES_2, Mode, PlantedOracle, SmolLM2Target, stratum_prevalence
+from .targets import PLANTED_MODES, PLANTED_MODES_2, Mode, PlantedOracle, SmolLM2Target
 from .tinylm import TINY_REGIONS, CharLM, TinyArithLM
 from .tree import STRATEGIES, HierarchicalSampler, Node, SearchResult, search, ucb1, ucb_bandit_pulls
 
 __all__ = ["FEATURES", "FORMS", "MICRO_MOVES", "OPS", "PLANTED_MODES", "PLANTED_MODES_2", "PRESETS", "STRATEGIES", "HierarchicalSampler",
            "Item", "Mode", "Node", "PlantedOracle", "SearchResult", "SmolLM2Target", "Space", "TINY_REGIONS", "CharLM", "TinyArithLM", "features", "noisy_label",
-           "render", "search", "ucb1", "ucb_bandit_pulls", "verify", "fine_cell", "stratum_prevalence"]
+           "render", "search", "ucb1", "ucb_bandit_pulls", "verify", "fine_cell"]

@@ -181,17 +181,67 @@ def benchmark_prevalence(space: Space, target, items=None) -> tuple[np.ndarray, 
     return p, q
 
 
+def confirm_name(c: int) -> str:
+    """The name of the no-tree confirmation baseline S+C(c) (`tree.search` strategy ``confirm``)."""
+    return f"S+C{int(c)}"
+
+
+def parse_strategy(s) -> tuple[str, str, dict]:
+    """``(name, tree.search strategy, its extra keywords)`` of a grid entry: a strategy name, a fixed split
+    beta (a float: ``"beta=0.3"``) or a confirmation baseline ``"S+C<c>"`` (``confirm`` with c moves)."""
+    if not isinstance(s, str):
+        return f"beta={s:.1f}", "beta", dict(beta=float(s))
+    if s.startswith("S+C"):
+        c = s[3:]
+        if not c.isdigit() or int(c) < 1:
+            raise ValueError(f"a confirmation baseline is named S+C<c> with an integer c >= 1, got {s!r}")
+        return s, "confirm", dict(confirm=int(c))
+    return s, s, {}
+
+
 def run_grid(space: Space, oracle: PlantedOracle, strategies, budget: int, seeds, cfg, progress=None, **kw):
-    """{strategy: [SearchResult per seed]} at one budget (recall at smaller B is read off the prefix)."""
+    """{strategy: [SearchResult per seed]} at one budget (recall at smaller B is read off the prefix). A strategy
+    is a `tree.search` name, a float (a fixed split beta) or ``"S+C<c>"`` (the confirmation baseline, `parse_strategy`)."""
     out = {}
     jobs = [(s, seed) for s in strategies for seed in seeds]
     it = progress(jobs, desc="searches") if progress else jobs
     for s, seed in it:
-        name = s if isinstance(s, str) else f"beta={s:.1f}"
-        strat, beta = (s, None) if isinstance(s, str) else ("beta", float(s))
-        out.setdefault(name, []).append(search(strat, space, oracle, budget, seed, cfg["C"], beta=beta,
-                                               n_seeds=cfg["n_seeds_tree"], width=cfg["width"], **kw))
+        name, strat, extra = parse_strategy(s)
+        out.setdefault(name, []).append(search(strat, space, oracle, budget, seed, cfg["C"],
+                                               n_seeds=cfg["n_seeds_tree"], width=cfg["width"], **extra, **kw))
     return out
+
+
+def recall_by_threshold(oracle, runs: dict, B: int, ks=(1, 2, 3, 5)) -> dict:
+    """{k: {strategy: per-seed recall at budget ``B`` with threshold k}}: a mode counts as found with >= k distinct
+    verified failures (`recall`'s ``min_failures``). k = 1 is touching a mode once (the closed form E[M] of the
+    Theory, divided by the number of modes); larger k is confirming it, which local moves buy cheaply."""
+    return {k: {s: np.array([recall(oracle, r, B, k) for r in rs]) for s, rs in runs.items()} for k in ks}
+
+
+def control_power(q: np.ndarray, B: int, n: int, bound: float, factor: int = 4, min_failures: int = 3,
+                  confidence: float = 0.95, power: float = 0.8) -> tuple[float, float, bool, float]:
+    """Whether the positive control "recall(Static at ``factor`` B) - recall(Static at B)" can show power for a claim
+    "difference >= ``bound``" at budget ``B`` and ``n`` seeds, from the closed form alone (before any search):
+    ``(expected control effect, gap needed, ok, the control's power)``.
+
+    The control shows power only where its expected effect, E[recall(Static, factor B)] - E[recall(Static, B)]
+    (`static_recall_closed_form`), is at least the claim's minimum detectable gap, the gap that
+    `reachable_with_power` computes for a method recalling every mode on every seed (80 % power at ``n`` seeds).
+    Below it the control passes its test only by chance (less often than ``power``), so a control that came out
+    reproduced there shows no power, and a claim it licenses cannot be read as not reproduced. The control's power
+    is P(the lower end of its Student-t interval >= ``bound``) at that expected effect, with the per-run sd of
+    `static_recall_sd` that the gap needed uses (a normal-shift approximation with t quantiles)."""
+    from scipy.stats import t as student_t
+
+    if int(factor) != factor or factor < 2:
+        raise ValueError(f"the control's budget factor must be an integer >= 2, got {factor}")
+    effect = static_recall_closed_form(q, factor * B, min_failures) - static_recall_closed_form(q, B, min_failures)
+    _, need, _ = reachable_with_power(q, B, n, bound, min_failures, confidence, power)
+    sd = static_recall_sd(q, B, min_failures)
+    shift = (effect - bound) * math.sqrt(n) / sd if sd > 0 else math.copysign(math.inf, effect - bound)
+    pw = float(student_t.sf(student_t.ppf((1 + confidence) / 2, n - 1) - shift, n - 1))
+    return float(effect), need, bool(effect >= need), pw
 
 
 def oracle_embedding(oracle: PlantedOracle, fail: Sequence[Item], passing: Sequence[Item], lam: float, n_pca: int,
@@ -245,7 +295,7 @@ def induce_and_match(oracle: PlantedOracle, space: Space, result: SearchResult, 
     fail = [p.item for p in part if p.genuine]
     passing = [p.item for p in part if not p.failed]
     out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
-               rec_boundary=[], rec_failonly=[], rules=[], active=0, n_fail=len(fail))
+               rec_boundary=[], rec_failonly=[], prec_tree=[], rec_tree=[], f1_tree=[], rules=[], active=0, n_fail=len(fail))
     if len(fail) < cfg["min_cluster_size"]:
         return out
     phi, _, _ = oracle_embedding(oracle, fail, passing, cfg["lam"], cfg["n_pca"], seed)
@@ -281,7 +331,7 @@ def granularity(induced: dict, n_modes: int, min_precision: float = 0.8) -> floa
 def induce_landscape(oracle: PlantedOracle, fail, passing, cfg, z_fresh, M_fresh, seed: int):
     """Cluster a failure landscape in phi and induce both kinds of rules (no search, no active probing)."""
     out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
-               rec_boundary=[], rec_failonly=[], rules=[], n_fail=len(fail))
+               rec_boundary=[], rec_failonly=[], prec_tree=[], rec_tree=[], f1_tree=[], rules=[], n_fail=len(fail))
     if len(fail) < cfg["min_cluster_size"]:
         return out
     phi, _, _ = oracle_embedding(oracle, fail, passing, cfg["lam"], cfg["n_pca"], seed)
@@ -296,12 +346,13 @@ def _f1(precision: float, recall: float) -> float:
 
 def _rules_vs_modes(oracle, fail, passing, labels, cfg, z_fresh, M_fresh, seed):
     out = dict(matched=set(), matched_single=set(), prec_boundary=[], prec_failonly=[], f1_boundary=[], f1_failonly=[],
-               rec_boundary=[], rec_failonly=[], rules=[])
+               rec_boundary=[], rec_failonly=[], prec_tree=[], rec_tree=[], f1_tree=[], rules=[])
     masks: dict[int, list] = {}
     items = fail + passing
     plain = md.embed(features(items), md.text_vectors([render(i) for i in items]), None, n_pca=cfg["n_pca"], seed=seed)
-    rules = md.induce(fail, plain[:len(fail)], labels, passing, plain[len(fail):], cfg["n_neighbours"], seed)
-    for c, rb, rf, n in rules:
+    rules = md.induce(fail, plain[:len(fail)], labels, passing, plain[len(fail):], cfg["n_neighbours"], seed,
+                      tree_only=True)
+    for c, rb, rf, n, rt in rules:
         pb = [md.rule_vs_mode(rb, z_fresh, M_fresh[:, j]) for j in range(M_fresh.shape[1])]
         pf = [md.rule_vs_mode(rf, z_fresh, M_fresh[:, j]) for j in range(M_fresh.shape[1])]
         out["prec_boundary"].append(max(p for p, _ in pb))
@@ -311,6 +362,10 @@ def _rules_vs_modes(oracle, fail, passing, labels, cfg, z_fresh, M_fresh, seed):
         jb, jf = int(np.argmax([_f1(p, r) for p, r in pb])), int(np.argmax([_f1(p, r) for p, r in pf]))
         out["f1_boundary"].append(_f1(*pb[jb])); out["rec_boundary"].append(pb[jb][1])
         out["f1_failonly"].append(_f1(*pf[jf])); out["rec_failonly"].append(pf[jf][1])
+        # the contrastive tree rule alone (no shared-context prefix): the P4 diagnostic, the same best-mode reading
+        pt = [md.rule_vs_mode(rt, z_fresh, M_fresh[:, j]) for j in range(M_fresh.shape[1])]
+        jt = int(np.argmax([_f1(p, r) for p, r in pt]))
+        out["prec_tree"].append(max(p for p, _ in pt)); out["f1_tree"].append(_f1(*pt[jt])); out["rec_tree"].append(pt[jt][1])
         best = int(np.argmax([p for p, _ in pb]))
         out["rules"].append(dict(cluster=c, n=n, rule=rb.text(), failures_only=rf.text(), mode=oracle.modes[best].name,
                                  precision=pb[best][0], recall=pb[best][1], precision_failonly=max(p for p, _ in pf)))
@@ -326,6 +381,22 @@ def _rules_vs_modes(oracle, fail, passing, labels, cfg, z_fresh, M_fresh, seed):
         if inter / max(union.sum(), 1) >= 0.8 and inter / max(M_fresh[:, j].sum(), 1) >= 0.6:
             out["matched"].add(j)
     return out
+
+
+def top_rule(rules, z_held: np.ndarray, min_prompts: int = 0):
+    """P10's rule choice: the rule of the largest cluster (`modes.induce` tuples ``(cluster, rule, box, n, ...)``)
+    among those whose rule holds at least ``min_prompts`` of the held-out prompts (features ``z_held``):
+    ``(rule tuple, in-rule mask over the held-out prompts)``, or None when no rule qualifies. ``min_prompts = 0``
+    is the first declaration's choice (the largest cluster, whatever its held-out support: claims P10a/P10b);
+    claims P10c/P10d need enough held-out prompts for the test to have power (at least ``min_prompts``)."""
+    if int(min_prompts) != min_prompts or min_prompts < 0:
+        raise ValueError(f"min_prompts must be an integer >= 0, got {min_prompts}")
+    best = None
+    for r in rules:
+        mask = r[1].mask(z_held) if len(z_held) else np.zeros(0, bool)
+        if mask.sum() >= min_prompts and (best is None or r[3] > best[0][3]):
+            best = (r, mask)
+    return best
 
 
 def false_failure_fraction(result: SearchResult) -> tuple[float, float]:
@@ -364,24 +435,6 @@ def expected_false_fraction(space: Space, target, result: SearchResult, eta: flo
     correct = sum(not p.genuine for p in result.probes)
     wrong = sum(1 - eta * masking_probability(space, p.item, target.answer(p.item)) for p in result.probes if p.genuine)
     return correct * eta / (correct * eta + wrong) if correct + wrong else 0.0
-
-
-def strata_meeting(space: Space, oracle: PlantedOracle, n: int = 20000, seed: int = 0) -> dict:
-    """How many macro strata contain items of each planted mode. A count, not a share: a mode can fill most
-    of one stratum (the oracle's M5 is the whole of (cmp, 1 digit, multiple choice)); the shares are
-    `targets.PlantedOracle.stratum_prevalence`."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for m in oracle.modes:
-        hit = set()
-        for s in space.strata:
-            for _ in range(max(1, n // len(space.strata))):
-                it = space.sample(rng, s)
-                if m.predicate(it.op, it.a, it.b, it.form, it.template):
-                    hit.add(s)
-                    break
-        out[m.name] = len(hit)
-    return out
 
 
 def pull_bound(delta: float, T: int) -> float:

@@ -153,9 +153,11 @@ def shared_context(z_pos: np.ndarray) -> list:
 
 def box_rule(z_pos: np.ndarray) -> Rule:
     """Failures-only rule: the bounding box of the failures on every feature (all 19 terms, also on the features
-    whose range the failures span fully: those terms select nothing away but are printed by `Rule.text`). The
-    most specific description of the failures, so its precision is high by construction and its recall low;
-    claim P4f compares F1."""
+    whose range the failures span fully: those terms select nothing away but are printed by `Rule.text`), each
+    lower bound at ``lo - 0.5`` (a half-step below the smallest value: on an integer feature the box itself; on
+    ``log_answer``, a log10, a lower end about 3x below the smallest answer, so not quite the box). It does *not* have the lower recall: the boundary-aware rule of `induce` is
+    this box's categorical part (`shared_context`) plus the purest leaf of a depth-3 tree, so it is nearly a
+    subset of the box and its recall is measured lower (claims P4, P4f; the chapter's table)."""
     terms = []
     for j, f in enumerate(FEATURES):
         lo, hi = z_pos[:, j].min(), z_pos[:, j].max()
@@ -164,8 +166,10 @@ def box_rule(z_pos: np.ndarray) -> Rule:
 
 
 def induce(fail_items, fail_phi_plain, fail_labels, pass_items, pass_phi_plain, n_neighbours: int = 10,
-           seed: int = 0):
-    """Rules for every cluster: ``[(cluster, boundary Rule, failures-only Rule, n_failures), ...]``."""
+           seed: int = 0, tree_only: bool = False):
+    """Rules for every cluster: ``[(cluster, boundary Rule, failures-only Rule, n_failures), ...]``; with
+    ``tree_only``, a fifth element: the contrastive tree rule alone, without the shared-context prefix (the
+    ablation that tells the boundary-aware rule apart from the box whose categorical part it shares)."""
     from sklearn.neighbors import NearestNeighbors
 
     zf, zp = features(fail_items), features(pass_items)
@@ -177,9 +181,9 @@ def induce(fail_items, fail_phi_plain, fail_labels, pass_items, pass_phi_plain, 
         members = np.flatnonzero(np.asarray(fail_labels) == c)
         _, idx = nn.kneighbors(fail_phi_plain[members])
         neighbours = np.unique(idx.ravel())
-        boundary = tree_rule(zf[members], zp[neighbours], seed=seed)
-        boundary = Rule(shared_context(zf[members]) + boundary.terms)
-        out.append((c, boundary, box_rule(zf[members]), len(members)))
+        local = tree_rule(zf[members], zp[neighbours], seed=seed)
+        boundary = Rule(shared_context(zf[members]) + local.terms)
+        out.append((c, boundary, box_rule(zf[members]), len(members)) + ((local,) if tree_only else ()))
     return out
 
 

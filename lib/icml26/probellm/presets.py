@@ -25,6 +25,10 @@ _COMMON: dict[str, Any] = dict(
     # the second oracle (`targets.PLANTED_MODES_2`, claim P1r2, the replication; issue 45 review of the full run):
     # the strategies run on it (the P1 comparison and the three readings of the two-tree method)
     strategies_o2=("static", "random", "micro", "macro", "H", "H_ucb", "H_sep"),
+    # the no-tree confirmation baselines S+C(c) (claims P1r-c, P1r2-c; the review of the published full run at 3c0bea4):
+    # i.i.d. draws, each failing draw followed by c random micro moves of itself, run on both oracles; and the recall
+    # thresholds k (a mode is found with >= k distinct failures) of the breadth sensitivity table (the claims use 3)
+    confirm=(2, 4), k_grid=(1, 2, 3, 5),
 )
 # target (b), the trained tiny LM (`tinylm.TinyArithLM`): its space is the chapter's Space restricted to free-text
 # + and - with operands < 100 (60,200 items, enumerated exactly); measured modes: regions failing at >= min_rate and
@@ -55,29 +59,30 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(_COMMON, budgets=(100, 200, 300), seeds=(0, 1, 2, 3), betas=(0.3, 0.7), bandit_T=(100, 1000, 10000),
                   n_fresh=5000, gran_seeds=4,
                   smollm2=dict(enabled=False, max_digits=1, forms=("free_text", "true_false"),
-                               base_per_stratum=4, budget=40, seeds=(0,), k=8, rule_probes=20,
+                               base_per_stratum=4, budget=40, seeds=(0,), k=8, rule_probes=20, rule_min_heldout=20,
                                greedy_checks=4, batch_size=16, clean_budget=40, holdout=0.5, cover_budget=40),
                   tiny=dict(_TINY, d_model=48, steps=TINY_SMOKE_STEPS, batch_size=128, control=False)),
-    # book: oracle x 30 seeds at B = 100/200/500, SmolLM2 (3 seeds). The published book run (24ad060) took 442 s
-    # (SmolLM2 138 + 34 s at B = 100, tiny LM 146 s for two models, modes 50 s, strategies 29 s). This revision
-    # moves the clean-data tiny LM (P1tn, ~70 s) to full, runs SmolLM2 at B = 60 (clean budget 60; ~0.6 x its
-    # queries) and adds the second oracle (~20 s): ~330 s estimated from those per-section times, not measured
+    # book: oracle x 30 seeds at B = 100/200/500, SmolLM2 (3 seeds). The published book run (24ad060, stale: before
+    # 8a6992b) took 442 s (SmolLM2 138 + 34 s at B = 100, tiny LM 146 s for two models, modes 50 s, strategies 29 s).
+    # Since then: the clean-data tiny LM (P1tn, ~70 s) moved to full, SmolLM2 runs at B = 60 (clean budget 60; ~0.6 x
+    # its queries), the second oracle (~20 s) and the confirmation baselines on both oracles (120 searches of B = 500,
+    # measured 9 s with static, random and H on 30 seeds): ~340 s estimated from those per-section times, not measured
     "book": dict(_COMMON, budgets=(100, 200, 500), seeds=tuple(range(30)), betas=(0.3, 0.5, 0.7),
                  bandit_T=(100, 1000, 10000), n_fresh=20000, gran_seeds=30,
                  smollm2=dict(enabled=True, max_digits=1, forms=("free_text", "true_false"),
-                              base_per_stratum=4, budget=60, seeds=(0, 1, 2), k=8, rule_probes=100,
+                              base_per_stratum=4, budget=60, seeds=(0, 1, 2), k=8, rule_probes=100, rule_min_heldout=20,
                               greedy_checks=12, batch_size=16, clean_budget=60, holdout=0.5, cover_budget=60),
                  tiny=dict(_TINY, d_model=64, steps=TINY_BOOK_STEPS, batch_size=128, control=False)),
     # full: 150 oracle seeds (the review of the published run: P1br and P3 were short of power at 40; the
     # granularity table stays on the first 40), B up to 1000, SmolLM2 5 seeds at B = 500, the tiny LM's checked
-    # d 64 recipe (see TINY_FULL_STEPS) with its clean-data control. The published full run (40 seeds, d 96 x 4000
-    # tiny steps) took 1447 s on 2 shared cores: oracle strategies 89 s, modes 174 s, SmolLM2 352 + 89 s, tiny LM
-    # 670 s. Estimated now from those per-seed and per-step times: oracle ~18 min (strategies ~5.5, modes ~9, second
-    # oracle ~2, the rest ~1.5), tiny LM ~2.5 min (two models as at book), SmolLM2 ~11 min: ~32 min, not measured
+    # d 64 recipe (see TINY_FULL_STEPS) with its clean-data control. Measured: the published full run at 3c0bea4 took
+    # 1745 s for its experiments (about 32 min wall) on 2 shared cores, SmolLM2 456 + 66 s of it. This revision adds
+    # the confirmation baselines S+C2/S+C4 on both oracles (600 searches of B = 1000, ~0.1 s each on the oracle: ~1-2
+    # min) and the random walk's fresh seeds (no cost): ~34 min estimated, not measured
     "full": dict(_COMMON, budgets=(100, 200, 500, 1000), seeds=tuple(range(150)), betas=(0.1, 0.3, 0.5, 0.7, 0.9),
                  bandit_T=(100, 1000, 10000), n_fresh=40000, gran_seeds=40,
                  smollm2=dict(enabled=True, max_digits=1, forms=("free_text", "true_false"),
-                              base_per_stratum=4, budget=500, seeds=(0, 1, 2, 3, 4), k=8, rule_probes=100,
+                              base_per_stratum=4, budget=500, seeds=(0, 1, 2, 3, 4), k=8, rule_probes=100, rule_min_heldout=20,
                               greedy_checks=24, batch_size=16, clean_budget=200, holdout=0.5, cover_budget=100),
                  tiny=dict(_TINY, d_model=64, steps=TINY_FULL_STEPS, batch_size=128, control=True)),
 }

@@ -11,7 +11,7 @@ programmatic generator: `Space.sample` (macro: a fresh seed, optionally inside o
 option shuffle; the set is the space's ``moves``). Strata (op x longest operand length x form) are the
 ``HierarchicalSampler``'s cells. They are coarser than most planted modes, **not all**: the oracle's M5 fills the
 whole stratum (cmp, 1 digit, multiple choice) and M3 a fifth of (*, 1 digit, true/false), so the macro tree's
-stratum bandit finds those two almost for free (`targets.stratum_prevalence` gives every mode's share of every
+stratum bandit finds those two almost for free (`targets.PlantedOracle.stratum_prevalence` gives every mode's share of every
 stratum; the second oracle's modes fill at most about a tenth of any).
 
 ``holdout`` (a fraction) splits the distinct prompts by a keyed hash of their rendered text into a held-out part

@@ -227,13 +227,6 @@ def prevalence_tables(space: Space, modes: Sequence[Mode]):
     return p, q, ps, qs
 
 
-def stratum_prevalence(space: Space, modes: Sequence[Mode]) -> tuple[np.ndarray, np.ndarray]:
-    """``(p, q)`` of shape (strata, modes): the share of each mode in each macro stratum and of its failures
-    (`prevalence_tables`)."""
-    _, _, ps, qs = prevalence_tables(space, modes)
-    return ps, qs
-
-
 class SmolLM2Target:
     """SmolLM2-135M-Instruct as the model under test (teacher-forced / option-mass verdicts, batched)."""
 

@@ -28,6 +28,12 @@ ablation: a *single* tree whose root holds the seed subtrees and one macro arm c
 (macro-drawn seeds hang under the arm); ``H_flat`` hangs them under the root. ``beta``: a random split, macro
 with probability ``beta``, whose macro-drawn seeds join the micro tree (the brief's section 3.4 model).
 
+Baselines without a tree: ``static`` (i.i.d. benchmark draws), ``random`` (random walks from random seeds: a fresh
+benchmark draw, then ``walk`` micro moves, each from the walk's previous item, then a fresh draw; no statistics)
+and ``confirm`` (the no-tree *confirmation* baseline S+C(c) of the review of the published full run: i.i.d. draws,
+and every failing draw gets ``confirm`` random micro moves of itself (`Space.perturb`), each one budget unit; it
+is the method without the paper's component, the trees, but with local confirmation of what it finds).
+
 Budget accounting: every target query *and* every duplicate proposal (canonical dedup) costs one unit
 of B, for every strategy; a duplicate keeps the visit its selection added (virtual loss) and adds no
 error, so the tree counts it as a pass. ``k > 1`` selects k leaves per round with a virtual loss (each
@@ -45,7 +51,7 @@ import numpy as np
 
 from .space import Item, Space, noisy_label, verify
 
-STRATEGIES = ("static", "random", "micro", "macro", "H", "H_ucb", "H_sep", "H1", "H_flat", "beta")
+STRATEGIES = ("static", "random", "confirm", "micro", "macro", "H", "H_ucb", "H_sep", "H1", "H_flat", "beta")
 TWO_TREE = ("H", "H_ucb", "H_sep")
 HANDOFF = ("H", "H_ucb")
 """Two-tree strategies whose macro failures join the micro tree (local refinement of what exploration finds)."""
@@ -105,7 +111,7 @@ class Probe:
     item: Item
     failed: bool      # reported failure: answer != the label the pipeline judged against
     genuine: bool     # answer != the verified truth
-    source: str       # seed | static | macro | micro | random
+    source: str       # seed | static | macro | micro | random | confirm
     step: int
 
 
@@ -118,7 +124,7 @@ class SearchResult:
     duplicates: int
     root: Node
     sampler: HierarchicalSampler | None
-    sources: list     # per budget unit: seed/static/macro/micro/random/duplicate
+    sources: list     # per budget unit: seed/static/macro/micro/random/confirm/duplicate
 
     def failures(self, upto: int | None = None, genuine: bool = True) -> list[Item]:
         """Distinct failing items among the first ``upto`` budget units."""
@@ -126,7 +132,8 @@ class SearchResult:
         return [p.item for p in self.probes if p.step < upto and (p.genuine if genuine else p.failed)]
 
 
-def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, strategy: str, split: float = 0.5):
+def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, strategy: str, split: float = 0.5,
+              walk: int = 3, confirm: int = 0):
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; known: {STRATEGIES}")
     if int(budget) != budget or budget < 1:
@@ -141,16 +148,22 @@ def _validate(budget: int, C: float, k: int, eta: float, beta: float | None, str
         raise ValueError(f"the fixed-split strategy needs beta in [0, 1], got {beta}")
     if not 0 <= split <= 1:
         raise ValueError(f"the two-tree split (macro share) must be in [0, 1], got {split}")
+    if int(walk) != walk or walk < 0:
+        raise ValueError(f"the random walk's length must be an integer >= 0, got {walk}")
+    if int(confirm) != confirm or confirm < 0 or (strategy == "confirm" and confirm < 1):
+        raise ValueError(f"the confirmation baseline needs an integer confirm >= 1 moves per failure, got {confirm}")
 
 
 def search(strategy: str, space: Space, target, budget: int, seed: int, C: float = math.sqrt(2), *,
            beta: float | None = None, n_seeds: int = 10, width: int = 3, k: int = 1, eta: float = 0.0,
-           verified: bool = True, split: float = 0.5, benchmark=None, labeller=None) -> SearchResult:
+           verified: bool = True, split: float = 0.5, benchmark=None, labeller=None, walk: int = 3,
+           confirm: int = 0) -> SearchResult:
     """Probe ``target`` with one strategy until ``budget`` units are spent.
 
-    strategy: ``static`` (i.i.d. benchmark draws), ``random`` (random micro walk from random seeds, no
-    statistics), ``micro`` (UCB tree over micro moves from ``n_seeds`` seeds), ``macro`` (UCB over
-    strata, new seeds only), ``H`` (ProbeLLM as documented: a macro tree and a micro tree, the macro tree
+    strategy: ``static`` (i.i.d. benchmark draws), ``random`` (random walks of ``walk`` micro moves, each from
+    a fresh benchmark draw, no statistics), ``confirm`` (S+C(``confirm``): i.i.d. draws, each failing draw
+    followed by ``confirm`` random micro moves of itself, no tree), ``micro`` (UCB tree over micro moves from
+    ``n_seeds`` seeds), ``macro`` (UCB over strata, new seeds only), ``H`` (ProbeLLM as documented: a macro tree and a micro tree, the macro tree
     getting the share ``split`` of the budget, its failures handed to the micro tree for refinement),
     ``H_ucb`` (the same two trees, a top-level UCB1 choosing between them), ``H_sep`` (``H`` without the
     hand-off), ``H1`` / ``H_flat`` (single-tree ablations: a macro arm competing with the seed
@@ -160,7 +173,7 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
     ``items -> labels``, e.g. an LLM writing the answers) replaces the ``eta`` noise as the unverified label
     source. ``benchmark``: a fixed list of items for the static strategy and the trees' seeds.
     """
-    _validate(budget, C, k, eta, beta, strategy, split)
+    _validate(budget, C, k, eta, beta, strategy, split, walk, confirm)
     rng = np.random.default_rng(seed)
     label_rng = np.random.default_rng([seed, 7])
     bench_order = None
@@ -191,6 +204,8 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
     probes: list[Probe] = []
     sources: list[str] = []
     charged = duplicates = 0
+    walk_cur, walk_left = None, 0  # random: the walk's current item and the moves left in it
+    pending: list[Item] = []       # confirm: failing i.i.d. draws, one entry per confirmation move still owed
 
     def descend(start: Node, exclude_macro: bool) -> list[Node]:
         path, v = [start], start
@@ -214,17 +229,27 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 tree = 0 if math.floor((charged + 1) * split) > math.floor(charged * split) else 1
             elif strategy == "H_ucb":
                 tree = argmax_ties(ucb1(arm_stats[:, 1], arm_stats[:, 0], max(arm_stats[:, 0].sum(), 1), C), rng)
-            seeding = (strategy in ("random", "micro", "beta") + SINGLE_TREE or tree == 1) and \
+            seeding = (strategy in ("micro", "beta") + SINGLE_TREE or tree == 1) and \
                 sum(c.kind == "seed" for c in root.children) < n_seeds
-            if strategy == "static" or seeding:
+            if strategy == "random":  # a walk: a fresh seed, then `walk` moves, each from the walk's last item
+                if walk_cur is None or walk_left == 0:
+                    item, src, walk_left = bench_draw(), "seed", walk
+                else:
+                    item, _ = space.perturb(walk_cur, rng)
+                    src, walk_left = "random", walk_left - 1
+                walk_cur, path, parent, stratum = item, [root], None, None
+            elif strategy == "confirm":  # S+C(c): confirmation moves owed to earlier failures first, else a draw
+                if pending:
+                    item, _ = space.perturb(pending.pop(0), rng)
+                    src = "confirm"
+                else:
+                    item, src = bench_draw(), "static"
+                path, parent, stratum = [root], None, None
+            elif strategy == "static" or seeding:
                 item, src, path, parent, stratum = bench_draw(), ("static" if strategy == "static" else "seed"), [root], root, None
             elif strategy == "macro" or tree == 0:
                 stratum, item = sampler.draw(rng)
                 src, path, parent = "macro", ([] if tree == 0 else [root]), (None if tree == 0 else root)
-            elif strategy == "random":
-                pool = [p.item for p in probes] or [space.sample(rng)]
-                item, _ = space.perturb(pool[rng.integers(len(pool))], rng)
-                src, path, parent, stratum = "random", [root], root, None
             else:
                 use_macro = strategy == "beta" and rng.random() < beta
                 path = [root] if use_macro else descend(root, exclude_macro=strategy not in SINGLE_TREE)
@@ -270,17 +295,17 @@ def search(strategy: str, space: Space, target, budget: int, seed: int, C: float
                 sampler.errors[stratum] += int(fail)
             if tree is not None:
                 arm_stats[tree, 1] += int(fail)
+            if strategy == "confirm" and src == "static" and fail:  # confirm what the i.i.d. draw found
+                pending.extend([item] * confirm)
             if tree == 0 and fail and strategy in HANDOFF:  # refine what global exploration found
                 root.children.append(Node("found", item, root, visits=1, errors=1, depth=1))
                 root.visits += 1
                 root.errors += 1
-            if strategy != "static" and strategy != "macro" and parent is not None:
+            if strategy not in ("static", "macro", "random", "confirm") and parent is not None:
                 # a macro draw joining the tree is an Original handed over ("found"), not a benchmark seed: only
                 # "seed" nodes count toward n_seeds, so a beta split or H_flat keeps its n_seeds benchmark seeds
                 kind = "found" if src == "macro" else ("seed" if parent is root or parent.kind == "macro" else "micro")
-                node = Node(kind, item, parent, visits=1, errors=int(fail), depth=parent.depth + 1)
-                if strategy != "random" or src == "seed":
-                    parent.children.append(node)
+                parent.children.append(Node(kind, item, parent, visits=1, errors=int(fail), depth=parent.depth + 1))
     return SearchResult(strategy, budget, probes, charged, duplicates, root, sampler, sources)
 
 
