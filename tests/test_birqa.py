@@ -442,3 +442,32 @@ def test_topiq_like_runs_and_is_a_resnet50_class_model():
     x = torch.rand(2, 3, 64, 64)
     with torch.no_grad():
         assert m(x, x).shape == (2,)
+
+
+def test_vanilla_curve_is_held_out_and_an_under_trained_vanilla_fails_the_rule():
+    """Vanilla's convergence curve (the one C2, C3, C3g, C4a, C5, C9 link) is the held-out attacked SROCC of
+    `attacked_srocc_monitor` on probe pairs outside the training set, not its training loss; a vanilla stopped
+    after 10 of its planned steps (cosine lr still high) fails the book's convergence rule on that curve."""
+    from icml26.birqa import experiments as ex
+    from icml26.convergence import TrainingCurve
+    cfg = dict(PRESETS["smoke"], n_kinds=3, n_attack=8, n_probe=24, epochs=4, batch=8, levels=2, channels=6, lr=3e-3)
+    test_refs = [r for r in D.REFERENCES if D.source_of(r) in D.TEST_SOURCES][:3]
+    data = ex.build_data(cfg, device=torch.device("cpu"),
+                         references=[r for r in D.REFERENCES if D.source_of(r) not in D.TEST_SOURCES][:5] + test_refs)
+    probe = data.probe(cfg["n_attack"], cfg["n_probe"])
+    assert not set(probe) & set(data.train) and not set(probe) & set(data.attack_subset(cfg["n_attack"]))
+    mon = ex.attacked_srocc_monitor(cfg, data)
+    rows = []
+    for seed in (0, 1, 2):
+        log = []
+        model, hist = ex.train_birqa(cfg, data, seed, monitor=mon, monitor_log=log, stop_after=10)
+        steps, vals = zip(*log)
+        assert steps == tuple(range(11)) and len(hist) == 10        # before training, then after each tenth
+        assert vals[-1] == mon(model)                               # the held-out metric of the model, not its loss
+        assert not np.allclose(vals[1:], hist)
+        rows.append(vals)
+    curve = TrainingCurve.build("vanilla", steps, rows, minimize=False)
+    v = curve.verdict()
+    assert v.improving and not curve.converged, curve.describe()   # still climbing: claims linked to it are capped
+    with pytest.raises(ValueError, match="monitor_log"):
+        ex.train_birqa(cfg, data, 0, monitor=mon)

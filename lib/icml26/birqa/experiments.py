@@ -48,11 +48,12 @@ class Data:
         return rest[np.linspace(0, len(rest) - 1, min(n, len(rest))).round().astype(int)]
 
 
-def build_data(cfg, device=None) -> Data:
+def build_data(cfg, device=None, references=None) -> Data:
     """Pairs, oracle MOS, the split by source and the cached feature maps; image tensors and feature maps on
-    ``device`` (default: ``icml26.device()``, CUDA when present)."""
+    ``device`` (default: ``icml26.device()``, CUDA when present). ``references``: a subset of `data.REFERENCES`
+    (default all; the unit tests use a few)."""
     kinds = list(D.DISTORTIONS)[:cfg["n_kinds"]]
-    pairs = D.build_pairs(D.REFERENCES, kinds, cfg["dist_levels"], cfg["n_crops"], cfg["size"], cfg["side"], cfg["seed"])
+    pairs = D.build_pairs(D.REFERENCES if references is None else references, kinds, cfg["dist_levels"], cfg["n_crops"], cfg["size"], cfg["side"], cfg["seed"])
     train, test = D.split_by_source(pairs)
     comps = oracle_components(pairs.ref, pairs.dist)
     rng = np.random.default_rng(cfg["seed"] + 7)
@@ -109,19 +110,25 @@ ABLATION_SWITCHES = {"-CSRAM": dict(csram=False), "-SCGB": dict(scgb=False), "me
                      "one scale": dict(one_scale=True)}
 
 
-def train_birqa(cfg, data: Data, seed: int, epochs: int | None = None, **switches) -> tuple[BiRQA, list]:
-    """Vanilla BiRQA trained from scratch on the training pairs (``switches``: the ablations)."""
+def train_birqa(cfg, data: Data, seed: int, epochs: int | None = None, monitor=None, monitor_log: list | None = None,
+                stop_after: int | None = None, **switches) -> tuple[BiRQA, list]:
+    """Vanilla BiRQA trained from scratch on the training pairs (``switches``: the ablations). ``monitor``
+    (``model -> float``, `attacked_srocc_monitor`): its held-out curve, ``(step, value)`` into ``monitor_log``;
+    ``stop_after``: stop after that many steps (an under-trained model; `train_vanilla`)."""
     model = make_birqa(cfg, seed, **switches)
     feats = [f[data.train] for f in data.feats][:model.levels]
     y = data.z(data.train)
-    hist = train_vanilla(model, feats, y, epochs or cfg["epochs"], cfg["batch"], cfg["lr"], seed)
+    hist = train_vanilla(model, feats, y, epochs or cfg["epochs"], cfg["batch"], cfg["lr"], seed, monitor=monitor,
+                         monitor_log=monitor_log, stop_after=stop_after)
     return model, hist
 
 
 def attacked_srocc_monitor(cfg, data: Data):
     """A callable ``model -> SROCC`` on the held-out probe pairs (`Data.probe`) under the training adversary
     (PGD, ``at_steps`` steps of 2.5 eps / steps, eps_train, the rank direction about the training mean MOS): the
-    curve of the adversarial trainers that the convergence rule judges (their per-step loss mixes MOS bands)."""
+    curve of vanilla and of the adversarial trainers that the convergence rule judges (vanilla's cosine-annealed
+    training loss falls to its last step at any length; the adversarial trainers' per-step loss mixes MOS bands).
+    The probe pairs are test pairs outside the attack subset: never trained on, never in an attacked claim."""
     idx = data.probe(cfg["n_attack"], cfg["n_probe"])
     r, d, mos = data.ref[idx], data.dist[idx], data.mos[idx]
     direction = rank_direction(mos, center=float(data.mos[data.train].mean()))
@@ -139,14 +146,18 @@ def fit_seed(cfg, data: Data, seed: int) -> dict:
     """Vanilla BiRQA, then fine-tuned from it with the same extra epochs and batch: AT (the lab's FR AT, clean
     labels, both directions), AAT, the second AT arm ``at_low`` (Chistyakova et al. 2024's label lowering) when the
     preset asks for it, and the controls ``more`` and ``more_b`` (vanilla + the same epochs on clean pairs, two
-    batch orders: the null pair of C3g/C5's negative controls)."""
-    vanilla, hist = train_birqa(cfg, data, seed)
+    batch orders: the null pair of C3g/C5's negative controls). ``vanilla_curve``: vanilla's held-out attacked
+    SROCC, ``(step, value)`` before training and after each tenth of its steps (`attacked_srocc_monitor`)."""
+    mon = attacked_srocc_monitor(cfg, data)
+    curve: list = []
+    vanilla, hist = train_birqa(cfg, data, seed, monitor=mon, monitor_log=curve)
     tr = data.train
     feats = [f[tr] for f in data.feats]
     z = data.z(tr)
-    mon = attacked_srocc_monitor(cfg, data)
     args = (data.ref[tr], data.dist[tr], feats, z)
-    out = dict(vanilla=vanilla, history=hist, vanilla_probe=mon(vanilla))
+    # vanilla_probe: the held-out attacked SROCC of the trained vanilla (the curve's last point, = mon(vanilla)),
+    # where AT's and AAT's curves start
+    out = dict(vanilla=vanilla, history=hist, vanilla_curve=curve, vanilla_probe=curve[-1][1])
     out["at"], out["at_log"] = adversarial_finetune(vanilla, *args, False, cfg, seed, label="clean", monitor=mon)
     out["aat"], out["aat_log"] = adversarial_finetune(vanilla, *args, True, cfg, seed, monitor=mon)
     if cfg["at_lowering_arm"]:

@@ -50,6 +50,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # attacks ~75 s (+ SSIM ~3 s), ablations ~27 s, Deep-FR ~5 s, speed ~55 s (probed: 44 s for the warm-up and 2
     # rounds, the first passes the slowest; a third round ~5-15 s), checks and figures ~20 s: ~300 s. The same probes
     # put the 24ad060 preset at ~970 s; a fresh-clone make book measured it at 997 s, its own run at 1181 s.
+    # Vanilla's held-out attacked-SROCC curve (10 more monitor calls per seed, issue 48) adds ~2 s per seed at book
+    # (probe, seed 0 and 1: 8.5 -> 10.0 s and 7.2 -> 9.6 s of vanilla training): ~+6 s, ~306 s in all.
     "book": dict(_COMMON, n_kinds=6, dist_levels=(1, 2, 3, 4, 5), epochs=8, at_epochs=2, at_steps=2, seeds=(0, 1, 2),
                  deepfr_epochs=6, ablation_seeds=(0, 1, 2), ablations=("-CSRAM", "one scale"), at_lowering_arm=False,
                  n_probe=32, n_attack=48, attack_steps=5, eps_list=(2, 4, 8), speed_side=512),
@@ -59,7 +61,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     # (1314 s; ~26 s per adversarial model-epoch-seed; ~16 s per attack call on 400 pairs): adversarial training
     # 2 x 10 x 3 x 26 = ~1560 s, vanilla + two clean controls ~160 s, ~43 attack-call equivalents per seed (ART's APGD
     # counted twice) on 256 pairs ~450 s, held-out attacked-SROCC curves ~60 s, ablations ~310 s, speed ~40 s, Deep-FR +
-    # data ~50 s: ~44 min on the shared 2-core machine, just inside the 45 min budget (not measured).
+    # data ~50 s: ~44 min on the shared 2-core machine, just inside the 45 min budget (not measured); vanilla's
+    # held-out curve adds 10 monitor calls per seed (64 probe pairs, PGD-3; not measured at full, ~+20 s estimated).
     # gpu: C = 32, L = 4 (the brief's C and L; 35k parameters in our instantiation, below the brief's 100-300k), 96-px
     # crops, 4 crops per reference, 5 seeds, 20 adversarial epochs, the label-lowering arm; not run (no GPU was lent).
     "full": dict(_COMMON, n_crops=2, n_kinds=18, dist_levels=(1, 2, 3, 4, 5), epochs=12, at_epochs=10, at_steps=3,

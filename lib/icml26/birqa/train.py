@@ -73,30 +73,53 @@ def _n_batches(n: int, batch: int) -> int:
     return sum(1 for i in range(0, n - 1, batch) if min(batch, n - i) >= 2)
 
 
-def _fit(batch_loss, y, epochs: int, params, batch: int, lr: float, seed: int, cosine: bool) -> list[float]:
+def _checkpoints(total: int, n: int = 10) -> set[int]:
+    """The ``n`` evenly spaced steps (of ``total``) at which a monitored fit records its held-out curve."""
+    return set(np.linspace(total / n, total, n).round().astype(int).tolist())
+
+
+def _fit(batch_loss, y, epochs: int, params, batch: int, lr: float, seed: int, cosine: bool, monitor=None,
+         monitor_log: list | None = None, stop_after: int | None = None) -> list[float]:
     """The clean-loss training loop shared by BiRQA and the Deep-FR-scratch foil: Adam (cosine-annealed over
     every step when ``cosine``), shuffled batches of >= 2 pairs, constant-MOS batches skipped (PLCC undefined).
     ``batch_loss(idx, y_idx)`` returns the loss of one batch. Returns the loss of every step (the training
-    curve; `chunk_means` averages it for the convergence rule)."""
+    curve; `chunk_means` averages it for the convergence rule).
+
+    ``monitor`` (a callable ``() -> float``, e.g. a held-out metric of the model being trained): evaluated before
+    the first step and after each tenth of the steps run, ``(step, value)`` appended to ``monitor_log``.
+    ``stop_after``: stop after that many steps of the planned schedule (the cosine keeps its planned length, so
+    the learning rate is still high: an under-trained model, the convergence rule's negative control)."""
+    if monitor is not None and monitor_log is None:
+        raise ValueError("a monitored fit needs a monitor_log list to append (step, value) to")
     rng = np.random.default_rng(seed)
     params = list(params)
     opt = torch.optim.Adam(params, lr=lr)
-    sched = (torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, epochs * _n_batches(len(y), batch)))
-             if cosine else None)
+    planned = epochs * _n_batches(len(y), batch)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, planned)) if cosine else None
+    total = planned if stop_after is None else min(planned, int(stop_after))
+    if monitor is not None and total < 10:
+        raise ValueError(f"a monitored fit needs at least 10 steps, got {total}")
+    checks = _checkpoints(total) if monitor is not None else set()
+    if monitor is not None:
+        monitor_log.append((0, float(monitor())))
     dev = params[0].device
     y = torch.as_tensor(y, dtype=torch.float32, device=dev)
-    history = []
+    history, step = [], 0
     for _ in range(epochs):
         for idx in _batches(len(y), batch, rng):
-            if float(y[idx].std()) == 0:
-                continue
-            loss = batch_loss(idx, y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            if sched is not None:
-                sched.step()
-            history.append(float(loss.detach()))
+            if step >= total:
+                break
+            step += 1  # a skipped constant-MOS batch still counts as a planned step (the checkpoints stay on the grid)
+            if float(y[idx].std()) != 0:
+                loss = batch_loss(idx, y[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                if sched is not None:
+                    sched.step()
+                history.append(float(loss.detach()))
+            if step in checks:
+                monitor_log.append((step, float(monitor())))
     return history
 
 
@@ -110,10 +133,17 @@ def chunk_means(losses, n: int = 10) -> tuple[np.ndarray, np.ndarray]:
     return np.array([p[-1] + 1 for p in parts], dtype=float), np.array([losses[p].mean() for p in parts])
 
 
-def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-2, seed: int = 0):
-    """Vanilla training on precomputed (clean) feature maps, cosine-annealed; returns the loss of every step."""
+def train_vanilla(model, feats, y, epochs: int, batch: int = 32, lr: float = 1e-2, seed: int = 0, monitor=None,
+                  monitor_log: list | None = None, stop_after: int | None = None):
+    """Vanilla training on precomputed (clean) feature maps, cosine-annealed; returns the loss of every step.
+
+    ``monitor`` (``model -> float``): the held-out curve the convergence rule judges, recorded into ``monitor_log``
+    as ``(step, value)`` before training and after each tenth of the steps (`_fit`). The training loss itself is
+    no convergence signal here: the cosine schedule keeps lowering it to the last step at any length."""
+    mon = None if monitor is None else (lambda: monitor(model))
     return _fit(lambda idx, y_b: clean_loss(model.forward_features(_take(feats, idx)), y_b), y, epochs,
-                model.parameters(), batch, lr, seed, cosine=True)
+                model.parameters(), batch, lr, seed, cosine=True, monitor=mon, monitor_log=monitor_log,
+                stop_after=stop_after)
 
 
 @dataclass
