@@ -53,6 +53,10 @@ class TestNotebook:
         assert "scale=scale" in code.replace(" ", ""), "the Chapter must receive the papermill `scale` parameter"
         assert ".finish()" in code, "the chapter must end with ch.finish() (writes results, shows the claims table)"
         assert ".measure(" in code, "a chapter records its measurements through ch.measure(...)"
+        # ch.finish() raises ClaimFailed on a flagged claim, and papermill runs nothing after it: a glue in a later cell
+        # would be missing from the page and fail the book build (mbr, fresh-clone make book at 2ae4209)
+        last = [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code" and c.source.strip()][-1]
+        assert ".finish()" in last, "ch.finish() must be in the last code cell: nothing after it runs when a claim is flagged"
 
     def test_declares_every_claim_in_the_paper_card_before_the_theory(self, path):
         """Contract v2: the claims table is declared (and shown) before any experiment runs."""
