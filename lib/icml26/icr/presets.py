@@ -33,7 +33,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     "smoke": dict(_COMMON, channels=(8, 16, 32), rich_seeds=(0,), rich_steps=200, rich_ckpts=3, n_icr=512, n_sigma=6,
                   limited_n=(128,), limited_seeds=(0,), limited_steps={128: 300}, limited_ckpts=4, n_gen=32,
                   probe_max_iter=200, robust_v=(2, 4, 8), robust_levels=(1, 4), workers=1, curve_points=10),
-    # book: measured 191 s (repro run; pool of 2 single-thread workers: data-rich tasks 34-36 s, N = 128 tasks 63-74 s)
+    # book: measured 191 s before revision 3 (repro run; pool of 2 single-thread workers: data-rich tasks 34-36 s, N = 128
+    # tasks 63-74 s); after it (c29be27: controls, learning curves) 658 s in a fresh-clone `make book` at 2ae4209 under
+    # helper load, over the 5-min budget: to be re-sized from a lone run's section timings.
     "book": dict(_COMMON, channels=(16, 32, 64), rich_seeds=(0, 1, 2), rich_steps=1000, rich_ckpts=6, n_icr=512,
                  n_sigma=8, limited_n=(128,), limited_seeds=(0, 1, 2), limited_steps={128: 3000}, n_gen=64,
                  probe_max_iter=1000, workers=2),
