@@ -431,13 +431,12 @@ def iut_reading(arms: Mapping, bound: float) -> tuple:
       lowest upper end is returned;
     * else, a setting where both arms saturate (`saturated`) leaves the claim untestable: it is returned with the
       reason (the ledger records it inconclusive);
-    * else the least favourable setting (lowest lower end, `icml26.lion.experiments.least_favourable`): its interval
+    * else the least favourable setting (lowest lower end, `icml26.stats.intersection_union`): its interval
       lies above ``bound`` exactly when every setting's does (reproduced); otherwise it straddles (inconclusive).
 
     The setting with the smallest *mean*, which this replaces, could call a claim reproduced while another
     setting's interval straddled, and a saturated setting's point interval [0, 0] read as "not reproduced"."""
-    from ..lion.experiments import least_favourable
-    from ..stats import paired_difference
+    from ..stats import intersection_union, paired_difference
 
     if not arms:
         raise ValueError("iut_reading needs at least one setting")
@@ -451,5 +450,5 @@ def iut_reading(arms: Mapping, bound: float) -> tuple:
         names = "; ".join(", ".join(str(p) for p in k if p is not None) if isinstance(k, tuple) else str(k) for k in sat)
         return sat[0], diffs[sat[0]], (f"both arms saturate in {len(sat)} setting(s) ({names}): "
                                        "EM all 0 or all 1 in both, no difference can show there")
-    k, _ = least_favourable({k: np.asarray(a, float) - np.asarray(b, float) for k, (a, b) in arms.items()}, upper=False)
+    k, _ = intersection_union(diffs)
     return k, diffs[k], ""
