@@ -153,7 +153,7 @@ def test_shared_cfg_and_sweep_choice(base, monkeypatch):
     c = ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=1, lr=0.03)
     assert c["rounds"] * c["local_steps"] == fw.PRESETS["smoke"]["shared_steps"] and c["lr_min"] == pytest.approx(0.003)
     with pytest.raises(ValueError, match="divide"):
-        ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=3)
+        ex.shared_cfg(dict(fw.PRESETS["smoke"]), E=4)
     cfg = dict(CFG, shared_steps=2, sweep_E=(1, 2), sweep_lr=(1e-2, 3e-2), shared_E=2, shared_n_val=2, sweep_seed=0,
                sweep_methods=("FedAvg-single", "FedWave-VC"), seeds=(1,), claim_seeds=(1, 3), central_val_seeds=(0, 2))
     # FedAvg-single is best at lr 1e-2, FedWave-VC at 3e-2, local-only at 1e-2; centralized-eq would be best at
@@ -204,12 +204,33 @@ def test_sweep_ties_are_ties_of_counts_not_of_float_means():
         ex.best_setting(counts, "FedWave-VC")
 
 
-def test_one_se_choice_prefers_the_smaller_lr_within_one_standard_error():
-    # 2 seeds x 160 items: 150 vs 155 right in all is within one SE (about 9 items at p = 0.48), so the smaller lr
+def test_best_over_seeds_is_best_setting_on_the_summed_counts():
+    # centralized takes FedWave-VC's rule (the most items right; ties the smaller E, then lr), summed over its seeds
     per_seed = {(4, 0.01): [70, 80], (4, 0.03): [77, 78], (4, 0.1): [20, 30]}
-    assert ex.one_se_choice(per_seed, 160) == (4, 0.01)
-    per_seed[(4, 0.01)] = [40, 50]                                    # far below: the best is chosen
-    assert ex.one_se_choice(per_seed, 160) == (4, 0.03)
+    assert ex.best_over_seeds(per_seed, "centralized") == (4, 0.03)
+    per_seed[(4, 0.01)] = [77, 78]                                    # a tie of counts: the smaller lr
+    assert ex.best_over_seeds(per_seed, "centralized") == (4, 0.01)
+    with pytest.raises(ValueError):
+        ex.best_over_seeds({}, "centralized")
+
+
+def test_planted_arms_keep_the_spread_and_set_the_mean():
+    rng = np.random.default_rng(0)
+    arms = {("FedAvg-single", "stage", k): (rng.random(14), rng.random(14)) for k in range(3)}
+    planted = ex.planted_arms(arms, 0.1)
+    for key, (a, b) in arms.items():
+        d0, d1 = a - b, planted[key][0] - planted[key][1]
+        assert np.isclose(d1.mean(), 0.1) and np.allclose(d1 - d1.mean(), d0 - d0.mean())
+    # the control passes exactly when the spread lets the test resolve delta in every setting
+    quiet = {"s": (np.full(14, 0.5) + 0.01 * rng.standard_normal(14), np.full(14, 0.5))}
+    noisy = {"s": (rng.standard_normal(14), rng.standard_normal(14))}
+    assert ex.iut_reading(ex.planted_arms(quiet, 0.1), 1e-9)[1].ci_low > 0
+    assert ex.iut_reading(ex.planted_arms(noisy, 0.1), 1e-9)[1].ci_low < 0
+
+
+def test_adam_first_step_is_sign_descent(base):
+    r = ex.adam_first_step_ratio(base, dict(CFG, shared_steps=8), "FedAvg-single", 3e-2, seed=1)
+    assert 0.99 <= r["q01"] <= r["median"] <= r["max"] <= 1.0 + 1e-6 and r["moved"] > 0
 
 
 def test_disjoint_cfg_and_sweep_choice(base, monkeypatch):
@@ -360,3 +381,17 @@ def test_strategy_fidelity_sees_a_broken_scaffold(monkeypatch):
     assert fw.federated.strategy_fidelity() < 1e-12
     monkeypatch.setattr(fw.Scaffold, "correction", lambda self, cid: dict(self.c))      # c, without - c_i
     assert fw.federated.strategy_fidelity() > 1e-3
+
+
+def test_deal_is_the_one_iid_split():
+    # client_datasets(mix_ratio) and the VC-IID arm both deal through D.deal: at mix_ratio 1 every client holds a
+    # quarter of the pool, drawn from every stage, and nothing is lost or duplicated
+    local = [D.stage_pairs(k, 40, np.random.default_rng(k)) for k in range(D.N_STAGES)]
+    dealt = D.deal(local, 1.0, np.random.default_rng(0))
+    assert [len(p) for p in dealt] == [40] * D.N_STAGES
+    assert all(len(set(p.stages.tolist())) > 1 for p in dealt)
+    pooled = sorted(zip(map(tuple, D.PairSet.concat(local).inputs), D.PairSet.concat(local).stages.tolist()))
+    assert sorted(zip(map(tuple, D.PairSet.concat(dealt).inputs), D.PairSet.concat(dealt).stages.tolist())) == pooled
+    assert [len(p) for p in D.deal(local, 0.0, np.random.default_rng(0))] == [40] * D.N_STAGES
+    with pytest.raises(ValueError):
+        D.deal(local, 1.5, np.random.default_rng(0))

@@ -118,8 +118,15 @@ def client_datasets(n_per_client: int, rng: np.random.Generator, mix_ratio: floa
     if not 0.0 <= mix_ratio <= 1.0:
         raise ValueError(f"mix_ratio must be in [0, 1], got {mix_ratio}")
     local = [stage_pairs(k, n_per_client, rng) for k in range(N_STAGES)]
-    if mix_ratio == 0.0:
-        return local
+    return local if mix_ratio == 0.0 else deal(local, mix_ratio, rng)
+
+
+def deal(local: Sequence[PairSet], mix_ratio: float, rng: np.random.Generator) -> list[PairSet]:
+    """Re-deal the clients' pooled data: a fraction ``mix_ratio`` of it, drawn by ``rng``, dealt evenly to the
+    clients, the rest kept by its own stage's client (``mix_ratio = 1``: an IID split, the released ``mix_ratio``).
+    The one place IID dealing is written (`client_datasets`, and the VC-IID arm of `federated.run_method`)."""
+    if not 0.0 <= mix_ratio <= 1.0:
+        raise ValueError(f"mix_ratio must be in [0, 1], got {mix_ratio}")
     pooled = PairSet.concat(local)
     n_mix = int(round(mix_ratio * len(pooled)))
     perm = rng.permutation(len(pooled))

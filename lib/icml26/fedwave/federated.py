@@ -49,7 +49,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .data import N_STAGES, PairSet, encode
+from .data import N_STAGES, PairSet, deal, encode
 from .model import TinyDecoder, add_lora, lm_loss
 from .vcl import REG_WEIGHTS, make_vcl, regulariser_loss
 
@@ -230,6 +230,23 @@ class Client:
         self.stages = torch.as_tensor(self.data.stages, dtype=torch.long)
 
 
+def _prox_term(prox: tuple[float, Params], P: Params) -> torch.Tensor:
+    """FedProx's proximal term (mu / 2) ||w_c - w_global||^2 per client, (C,), for client-stacked parameters P
+    (C, ...) against the global ``prox = (mu, global params)``: the one place it is written (`local_train`,
+    `local_train_all`)."""
+    mu, g = prox
+    return 0.5 * mu * sum(((P[k] - g[k][None]) ** 2).flatten(1).sum(1) for k in g)
+
+
+def _check_finite(losses: torch.Tensor, clients: Sequence["Client"], round_id: int) -> None:
+    """Stop on the first client whose local loss (``losses``, (C,)) is not finite, naming it and the round."""
+    bad = ~torch.isfinite(losses.detach())
+    if bool(bad.any()):
+        c = int(torch.nonzero(bad)[0, 0])
+        raise FloatingPointError(f"client {clients[c].cid}, round {round_id}: the local loss is "
+                                 f"{losses[c].detach().item()}")
+
+
 def local_train(model: Adapted, client: Client, steps: int, lr: float, batch: int, gen: torch.Generator,
                 prox: tuple[float, Params] | None = None, reg: bool = False, round_id: int = 0,
                 opt: torch.optim.Optimizer | None = None) -> float:
@@ -255,10 +272,8 @@ def local_train(model: Adapted, client: Client, steps: int, lr: float, batch: in
         if reg and model.vcl is not None:
             loss = loss + regulariser_loss(model.vcl, h, st)
         if prox is not None and prox[0] > 0:
-            mu, g = prox
-            loss = loss + 0.5 * mu * sum(((named[k] - g[k]) ** 2).sum() for k in g)
-        if not bool(torch.isfinite(loss.detach())):
-            raise FloatingPointError(f"client {client.cid}, round {round_id}: the local loss is {loss.detach().item()}")
+            loss = loss + _prox_term(prox, {k: named[k][None] for k in prox[1]})[0]
+        _check_finite(loss[None], [client], round_id)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -350,13 +365,8 @@ def local_train_all(model: "Adapted", clients: Sequence["Client"], starts: Seque
         st = torch.stack([c.stages[i] for c, i in zip(clients, idx)])
         losses = batched_loss(model, P, ids, mask, st, reg)
         if prox is not None and prox[0] > 0:
-            mu, g = prox
-            losses = losses + 0.5 * mu * sum(((P[k] - g[k][None]) ** 2).flatten(1).sum(1) for k in keys)
-        bad = ~torch.isfinite(losses.detach())
-        if bool(bad.any()):
-            c = int(torch.nonzero(bad)[0, 0])
-            raise FloatingPointError(f"client {clients[c].cid}, round {round_id}: the local loss is "
-                                     f"{losses[c].detach().item()}")
+            losses = losses + _prox_term(prox, P)
+        _check_finite(losses, clients, round_id)
         opt.zero_grad(set_to_none=True)
         losses.sum().backward()
         opt.step()
@@ -460,11 +470,9 @@ def run_method(method: str, base: TinyDecoder, cfg: dict, seed: int,
     vcl, strat_name, regime = METHODS[method]
     cfg = method_cfg(method, cfg)
     rng = np.random.default_rng(1000 + seed)
-    local = [stage_pairs_seeded for stage_pairs_seeded in _client_data(cfg, seed)]
+    local = _client_data(cfg, seed)
     if regime == "fed-iid":
-        pooled = PairSet.concat(local)
-        perm = np.random.default_rng(7000 + seed).permutation(len(pooled))
-        local = [pooled.subset(part) for part in np.array_split(perm, N_STAGES)]
+        local = deal(local, 1.0, np.random.default_rng(7000 + seed))
     torch.manual_seed(seed)
     model = Adapted(base, cfg, vcl, seed=seed)
     clients = [Client(k, d) for k, d in enumerate(local)]
