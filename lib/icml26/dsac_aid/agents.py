@@ -2,7 +2,7 @@
 
 Every agent trains S independent seeds at once: the S x N critics, S actors (and S behaviour actors)
 are stacked `BatchedMLP`s, so an ensemble of N = 4 over 4 seeds is one batched matrix product per layer.
-`AgentConfig` spans SAC, DSAC-T, Ens-LCB, DSAC-AID and its ablations (`AGENTS`).
+`AgentConfig` spans SAC, DSAC-T, DSAC-AID and its ablations (`AGENTS`).
 """
 from __future__ import annotations
 
@@ -139,16 +139,14 @@ _DSACT = dict(n_critics=2, critic="gaussian", loss="dsact", target="min", actor_
 AGENTS: dict[str, dict] = {
     "SAC": _SAC,
     "DSAC-T": _DSACT,
-    "Ens-LCB": dict(lam_u=0.0, beta0=0.0, adaptive_beta=False),
-    "Mean-Ens": dict(lam_l=0.0, lam_u=0.0, beta0=0.0, adaptive_beta=False),
     "DSAC-AID": dict(),
     "AID w/o pi_b": dict(lam_u=0.0),
     "AID beta fixed": dict(adaptive_beta=False),
     "AID beta=0": dict(beta0=0.0, adaptive_beta=False),
-    "AID (Huber, generic/DMC)": RELEASED["generic / DMC (640e85a4)"],
 }
 """Named agents: overrides of `AgentConfig` (the default is DSAC-AID with the released Gym-MuJoCo hyper-parameters).
-Mean-Ens (no pessimism at all, lambda_L = beta = 0) is the agent of the brief's tabular prototype. ``AID beta fixed``
+(The epistemic-only Ens-LCB, Mean-Ens and the generic / DMC Huber agent ran at no scale and were removed, review of
+5287791; the Huber loss stays checked by F1 through `RELEASED`.) ``AID beta fixed``
 keeps beta at beta0; ``AID beta=0`` is DSAC-AID without the aleatoric term (beta = 0, the optimistic pi_b kept): the
 comparator that isolates the aleatoric penalty."""
 
@@ -193,7 +191,7 @@ class BatchedAgent(nn.Module):
     """S seeds of one agent. Observations (S, B, obs_dim), actions in [-1, 1]^act_dim, shape (S, B, act_dim)."""
 
     def __init__(self, config: AgentConfig, obs_dim: int, act_dim: int, n_seeds: int, seed: int = 0,
-                 device: torch.device | str | None = None):
+                 device: torch.device | str | None = None, row_seeds: list[int] | None = None):
         super().__init__()
         self.cfg = c = config.validate()
         if obs_dim < 1 or act_dim < 1 or n_seeds < 1:
@@ -211,6 +209,15 @@ class BatchedAgent(nn.Module):
         self.actor_target = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, **net)
         self.actor_target.load_state_dict(self.actor.state_dict())
         self.behaviour = BatchedMLP(self.S, obs_dim, c.hidden, 2 * act_dim, **net) if c.lam_u > 0 else None
+        if row_seeds is not None:
+            # each seed row's initial weights from its own generator keyed by its row seed, independent of S and of the
+            # other rows (review of 5287791, D3): rows with the same row seed (e.g. the noisy and the noise-free
+            # jackpot of one seed) start identical
+            if len(row_seeds) != self.S:
+                raise ValueError(f"row_seeds: need {self.S} seeds, got {len(row_seeds)}")
+            self._init_rows([int(r) for r in row_seeds], obs_dim, act_dim, out, net)
+            self.critic_target.load_state_dict(self.critic.state_dict())
+            self.actor_target.load_state_dict(self.actor.state_dict())
         for p in (*self.critic_target.parameters(), *self.actor_target.parameters()):
             p.requires_grad_(False)
         self.log_alpha = nn.Parameter(torch.full((self.S,), math.log(c.alpha0)))
@@ -229,6 +236,22 @@ class BatchedAgent(nn.Module):
         self.u_bar = np.zeros(self.S)   # EMA of lambda_L * mean uncertainty at (s', a') (the beta loss's normaliser)
         self._sigma_bar_init = False
         self.n_updates = 0
+
+    @torch.no_grad()
+    def _init_rows(self, row_seeds: list[int], obs_dim: int, act_dim: int, out: int, net: dict) -> None:
+        c = self.cfg
+        for s, r in enumerate(row_seeds):
+            g = torch.Generator().manual_seed(r * 1_000_003 + 11)
+            kw = {**net, "generator": g}
+            parts = [(self.critic, BatchedMLP(self.N, obs_dim + act_dim, c.hidden, out, **kw), s * self.N),
+                     (self.actor, BatchedMLP(1, obs_dim, c.hidden, 2 * act_dim, **kw), s)]
+            if self.behaviour is not None:
+                parts.append((self.behaviour, BatchedMLP(1, obs_dim, c.hidden, 2 * act_dim, **kw), s))
+            for big, small, at in parts:
+                for wb, ws in zip(big.weights, small.weights):
+                    wb[at:at + small.n_models] = ws
+                for bb, bs in zip(big.biases, small.biases):
+                    bb[at:at + small.n_models] = bs
 
     def randn(self, *shape: int) -> torch.Tensor:
         """Standard normal draws from the agent's CPU generator, on the agent's device."""

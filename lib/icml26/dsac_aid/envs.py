@@ -53,7 +53,8 @@ def _check_jackpot_args(jackpot: float, mean: float, bank_edge: float, jackpot_e
 
 class JackpotLine(gym.Env):
     """x, a in [-1, 1]; x' = clip(x + step_size * a); bank (r = 1) at x' <= bank_edge, jackpot
-    (r = J * Bernoulli(m / J)) at x' >= jackpot_edge, else r = 0; truncated after `horizon` steps.
+    (r = J * Bernoulli(m / J)) at x' >= jackpot_edge, else r = 0; truncated after `horizon` steps; plus, with
+    ``step_noise`` > 0, a zero-mean Gaussian of that sd on every step's reward (its own noise stream).
 
     The brief's gamma = 0.9 belongs to the agent, not the environment. ``info["clean_reward"]`` is the
     expected reward of the step (bank: 1, jackpot: m), used by the variance-free evaluator.
@@ -63,12 +64,19 @@ class JackpotLine(gym.Env):
 
     def __init__(self, jackpot: float = 7.0, mean: float = 0.7, bank_edge: float = -0.8, jackpot_edge: float = 0.8,
                  step_size: float = 0.2, horizon: int = 50, bank_reward: float = 1.0, start_width: float = 0.05,
-                 early_mean: float | None = None, switch_step: int = 0):
+                 early_mean: float | None = None, switch_step: int = 0, step_noise: float = 0.0):
         _check_jackpot_args(jackpot, mean, bank_edge, jackpot_edge, step_size, horizon, bank_reward)
         if early_mean is not None:
             _check_jackpot_args(jackpot, early_mean, bank_edge, jackpot_edge, step_size, horizon, bank_reward)
         if switch_step < 0:
             raise ValueError(f"JackpotLine: switch_step must be >= 0, got {switch_step}")
+        if not (math.isfinite(step_noise) and step_noise >= 0):
+            raise ValueError(f"JackpotLine: step_noise must be finite and >= 0, got {step_noise}")
+        # pervasive reward noise (review of 5287791, defect 1): a zero-mean Gaussian of sd `step_noise` on *every* step's
+        # reward, from its own stream (seeded at reset(seed=...)), so the batch-mean sigma that sets the sample target's
+        # clip sees noise everywhere, and the noisy and noise-free jackpots draw the same pervasive noise
+        self.step_noise = float(step_noise)
+        self._noise_rng = np.random.default_rng(0)
         self.early_mean, self.switch_step, self.total_steps = early_mean, int(switch_step), 0
         self.jackpot, self.mean, self.bank_edge, self.jackpot_edge = float(jackpot), float(mean), float(bank_edge), float(jackpot_edge)
         self.step_size, self.horizon, self.bank_reward, self.start_width = float(step_size), int(horizon), float(bank_reward), float(start_width)
@@ -84,6 +92,8 @@ class JackpotLine(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        if seed is not None:
+            self._noise_rng = np.random.default_rng(int(seed) + 104729)
         self._x = float(self.np_random.uniform(-self.start_width, self.start_width))
         self._t = 0
         return np.array([self._x], dtype=np.float32), {}
@@ -109,6 +119,8 @@ class JackpotLine(gym.Env):
             reward = self.jackpot * float(self.np_random.random() < self.current_mean / self.jackpot)
         else:
             reward = float(clean[0])
+        if self.step_noise > 0:
+            reward += self.step_noise * float(self._noise_rng.standard_normal())
         self._t += 1
         self.total_steps += 1
         obs = np.array([self._x], dtype=np.float32)

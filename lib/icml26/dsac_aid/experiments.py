@@ -3,8 +3,7 @@
 `run_jackpot` trains one agent on every (variant, seed) pair as one batched agent and records, every
 `eval_every` env steps, in raw reward units (the agent's values divided by the reward scale kappa):
 
-* the bias where the impulse lives, for every agent: ``bias_noisy`` = Q_hat(s0, +1) - Q^pi(s0, +1), the value of
-  the option that heads for the noisy jackpot, and ``bias_jackpot`` at the jackpot probe (x, a) = (0.9, 0.5);
+* the bias where the impulse lives, for every agent: ``bias_jackpot`` at the jackpot probe (x, a) = (0.9, 0.5);
 * ``bias`` = Q_hat(s0, pi(s0)) - Q^pi(s0, pi(s0)) along the actor's own choice (mostly the bank path);
 * the paper's trajectory bias for every agent (`training.soft_mc_bias`, clean and noisy rewards), which also
   drives DSAC-AID's beta;
@@ -100,12 +99,12 @@ def jackpot_evaluator(envs: list[JackpotLine], rollouts: int, mc_episodes: int, 
         with torch.no_grad():
             a0 = np.tanh(agent._dist(agent.actor, torch.zeros(S, 1, 1, device=dev))[0][:, 0, 0].cpu().numpy())
             rec: dict[str, np.ndarray] = {}
-            for key, x, a in (("", 0.0, a0), ("_noisy", 0.0, np.ones(S)), ("_jackpot", JACKPOT_PROBE["jackpot"][0],
-                                                                              np.full(S, JACKPOT_PROBE["jackpot"][1]))):
-                qh, qb = q_hat(x, a)
+            # (the earlier probe Q_hat(s0, +1) and the ensemble-mean biases fed no claim or figure: dropped, review of 5287791)
+            for key, x, a in (("", 0.0, a0), ("_jackpot", JACKPOT_PROBE["jackpot"][0], np.full(S, JACKPOT_PROBE["jackpot"][1]))):
+                qh, _ = q_hat(x, a)
                 qt = q_true(x, a)
                 rec[f"q_hat{key}"], rec[f"q_true{key}"] = qh, qt
-                rec[f"bias{key}"], rec[f"bias_mean{key}"] = qh - qt, qb - qt
+                rec[f"bias{key}"] = qh - qt
             if agent.cfg.critic == "gaussian" and agent.N > 1:
                 for zone, (x, a) in JACKPOT_PROBE.items():
                     qz, sz = agent.critic_values(torch.full((S, 1, 1), x, device=dev), torch.full((S, 1, 1), a, device=dev))
@@ -156,11 +155,14 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     per = [v for v in variants for _ in range(n_seeds)]
     seeds = [seed * 100 + k for _ in variants for k in range(n_seeds)]
     ac = toy_config(agent_name, cfg)
-    agent = BatchedAgent(ac, 1, 1, len(per), seed=seed * 7919 + 17, device=device)
-    train_envs = [make_jackpot(v, **env_kwargs.get(v, {})) for v in per]
+    # each row's initial weights and warm-up actions keyed by its seed alone: the rows of one seed start identical in
+    # every variant (trap and trap-clean, review of 5287791, D3); the preset's pervasive reward noise on every variant
+    agent = BatchedAgent(ac, 1, 1, len(per), seed=seed * 7919 + 17, device=device, row_seeds=seeds)
+    noise = {"step_noise": float(cfg.get("step_noise", 0.0))}
+    train_envs = [make_jackpot(v, **{**noise, **env_kwargs.get(v, {})}) for v in per]
 
     def mc_env(s: int) -> JackpotLine:   # a fresh copy at the training environment's current jackpot mean
-        kw = {**env_kwargs.get(per[s], {}), "mean": train_envs[s].current_mean, "early_mean": None, "switch_step": 0}
+        kw = {**noise, **env_kwargs.get(per[s], {}), "mean": train_envs[s].current_mean, "early_mean": None, "switch_step": 0}
         return make_jackpot(per[s], **kw)
 
     evaluate = jackpot_evaluator(train_envs, cfg["mc_rollouts"], cfg["mc_episodes"], cfg["mc_first_steps"], mc_env, seeds)
@@ -206,13 +208,15 @@ def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps
 
 
 def clipped_sigma_fixed_point(jackpot: float, mean: float, gamma: float, sigma_bar: float, bound: float = 3.0,
-                              iters: int = 2000, tol: float = 1e-12) -> float:
+                              iters: int = 2000, tol: float = 1e-12, step_noise: float = 0.0) -> float:
     """The return-sigma fixed point at an absorbing Bernoulli zone *with* the sample target's clip (DSAC-T refinement 3,
     `losses.clip_sample_target`): sigma^2 = E[clip(r - m + gamma sigma xi, -bound sigma_bar, bound sigma_bar)^2], r =
     J Bernoulli(m / J), xi ~ N(0, 1) (the next state's sampled return), all in reward units. Without the clip
     (sigma_bar -> inf) it is T4's sqrt(Var r / (1 - gamma^2)); a clip scale sigma_bar set by the batch (mostly
-    noise-free states) cuts it down. Closed form of the clipped Gaussian second moment, iterated to the fixed point."""
-    if not (jackpot > 0 and 0 <= mean <= jackpot and 0 <= gamma < 1 and sigma_bar > 0 and bound > 0):
+    noise-free states) cuts it down. Closed form of the clipped Gaussian second moment, iterated to the fixed point.
+    ``step_noise``: the sd of the pervasive Gaussian reward noise (`envs.JackpotLine`), added to the Gaussian part;
+    without the clip the fixed point is then sqrt((Var r + step_noise^2) / (1 - gamma^2)) (`analytic_sigma`)."""
+    if not (jackpot > 0 and 0 <= mean <= jackpot and 0 <= gamma < 1 and sigma_bar > 0 and bound > 0 and step_noise >= 0):
         raise ValueError("clipped_sigma_fixed_point: need J > 0, 0 <= m <= J, 0 <= gamma < 1, sigma_bar > 0, bound > 0")
     from math import erf, exp, pi, sqrt
 
@@ -228,21 +232,59 @@ def clipped_sigma_fixed_point(jackpot: float, mean: float, gamma: float, sigma_b
         m2 = a * a * inside + 2 * a * s * (phi(lo) - phi(hi)) + s * s * (inside + lo * phi(lo) - hi * phi(hi))
         return m2 + c * c * (1 - inside)
 
-    sigma = sqrt(mean * (jackpot - mean) / (1 - gamma**2))
+    sigma = analytic_sigma(jackpot, mean, gamma, step_noise)
     for _ in range(iters):
-        new = sqrt(p * clipped_m2(jackpot - mean, gamma * sigma) + (1 - p) * clipped_m2(-mean, gamma * sigma))
+        g = sqrt(step_noise**2 + (gamma * sigma) ** 2)
+        new = sqrt(p * clipped_m2(jackpot - mean, g) + (1 - p) * clipped_m2(-mean, g))
         if abs(new - sigma) < tol:
             return new
         sigma = new
     return sigma
 
 
-def ratio_after(run: JackpotRun, variant: str, zone: str, frac: float = 0.25) -> np.ndarray:
-    """Per seed: mean over evaluation events after `frac` of training of sqrt(U_epi) / sqrt(U_ale) at a zone."""
-    steps = np.array(run.log.steps)
-    late = steps > frac * run.steps
-    e, a = run.series(f"sqrt_u_epi_{zone}", variant), run.series(f"sqrt_u_ale_{zone}", variant)
-    return (e[late] / a[late]).mean(axis=0)
+def analytic_sigma(jackpot: float, mean: float, gamma: float, step_noise: float = 0.0) -> float:
+    """Return sd at an absorbing zone paying J Bernoulli(m / J) + step_noise N(0, 1) per step: sqrt((m (J - m) +
+    step_noise^2) / (1 - gamma^2)) (T4 with the pervasive noise)."""
+    return float(np.sqrt((mean * (jackpot - mean) + step_noise**2) / (1 - gamma**2)))
+
+
+def warmup_design(warmups: list[int], jackpots: list[float], mean: float = 0.7, step_noise: float = 0.0, bank: float = 1.0,
+                  gamma: float = 0.9, reps: int = 2000, draws: int = 400, seed: int = 0) -> list[dict]:
+    """The testbed's design calculation (review of 5287791, section 1): how often a uniform warm-up's empirical jackpot
+    mean beats the bank, the overvaluation a lock-in needs, and the expected overestimate of the jackpot's value.
+
+    A JackpotLine warm-up of W uniform random actions from x ~ U(+-0.05) (50-step episodes) is simulated `reps` times
+    for the number n of transitions that land in the jackpot zone; for each n the empirical mean of n rewards
+    J Bernoulli(m / J) + step_noise N(0, 1) is drawn `draws` times. Returned per (W, J): the median and 10/90 % of n,
+    ``p_beats_bank`` = P(empirical mean > bank) averaged over n (zero visits: no overvaluation), ``over_plus`` =
+    E[(V_hat - V)^+] = E[(mean_hat - m)^+] / (1 - gamma) in reward units, and ``gap`` = (bank - m) / (1 - gamma)."""
+    if not (0 < mean < bank and 0 <= gamma < 1 and reps >= 10 and draws >= 10 and step_noise >= 0):
+        raise ValueError("warmup_design: need 0 < mean < bank, 0 <= gamma < 1, reps, draws >= 10, step_noise >= 0")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for W in warmups:
+        x, n = rng.uniform(-0.05, 0.05, reps), np.zeros(reps, int)
+        for t in range(int(W)):
+            if t % 50 == 0 and t > 0:
+                x = rng.uniform(-0.05, 0.05, reps)
+            x = np.clip(x + 0.2 * rng.uniform(-1, 1, reps), -1, 1)
+            n += x >= 0.8
+        counts, freq = np.unique(n, return_counts=True)
+        for J in jackpots:
+            if not mean <= J:
+                raise ValueError(f"warmup_design: need J >= m, got {J}")
+            beats, over = 0.0, 0.0
+            for k, f in zip(counts, freq):
+                if k == 0:
+                    continue
+                r = J * (rng.random((draws, k)) < mean / J) + step_noise * rng.standard_normal((draws, k))
+                m_hat = r.mean(axis=1)
+                beats += f * (m_hat > bank).mean()
+                over += f * np.maximum(m_hat - mean, 0).mean() / (1 - gamma)
+            rows.append({"warm-up W": int(W), "J": float(J), "median n": float(np.median(n)), "n p10": float(np.percentile(n, 10)),
+                         "n p90": float(np.percentile(n, 90)), "p_beats_bank": beats / reps, "over_plus": over / reps,
+                         "gap": (bank - mean) / (1 - gamma)})
+    return rows
 
 
 def late_mean(run: JackpotRun, key: str, variant: str, frac: float = 0.5) -> np.ndarray:
@@ -284,3 +326,40 @@ def run_control(agent_name: str, env_id: str, sigma: float, n_seeds: int, cfg: d
     log = train(agent, make, seeds, cfg["steps"], warmup=cfg["warmup"], eval_every=cfg["eval_every"], evaluate=evaluate,
                 beta_bias=beta_bias, desc=f"{agent_name} on {env_id} (noise {sigma:g})", show_progress=show_progress)
     return log, agent
+
+
+def dsact_fidelity_gap(seed: int = 3, batches: int = 2, batch_size: int = 32) -> float:
+    """F2: max |ours - official| / (1 + |official|) of DSAC-T's critic loss and its gradients, the library's batched
+    `BatchedAgent.losses` (DSAC-T, released reward scale) against `reference.official_dsact_loss` (an independent
+    transcription of `dsact.py`'s non-Huber loss) on the same weights, batch and noise, the EMAs live over `batches`
+    batches with an Adam step between them (one seed, two critics)."""
+    from .reference import official_dsact_loss
+
+    ac = agent_config("DSAC-T", hidden=(16, 16), batch_size=batch_size)
+    ag = BatchedAgent(ac, 3, 2, 1, seed=seed)
+    g = torch.Generator().manual_seed(seed + 1)
+    mean_stds: list = [None, None]
+    gap = 0.0
+    rel = lambda a, b: float((a - b).abs().max()) / (1.0 + float(b.abs().max()))
+    for _ in range(batches):
+        B = batch_size
+        batch = {"obs": torch.randn(1, B, 3, generator=g), "act": torch.rand(1, B, 2, generator=g) * 2 - 1,
+                 "rew": torch.randn(1, B, generator=g) * 5, "next_obs": torch.randn(1, B, 3, generator=g),
+                 "done": (torch.rand(1, B, generator=g) < 0.1).float()}
+        noise = {"next": torch.randn(1, B, 2, generator=g), "z": torch.randn(1, B, generator=g), "pi": torch.randn(1, B, 2, generator=g)}
+        out = ag.losses(batch, noise)
+        params = list(ag.critic.parameters())
+        ours = torch.autograd.grad(out["critic"], params, retain_graph=True)
+        with torch.no_grad():
+            net = ag.actor_target if ac.next_action == "target" else ag.actor
+            a2, lp2 = ag.sample(net, batch["next_obs"], noise["next"])
+            qn, sn = ag.critic_values(batch["next_obs"], a2, target=True)
+        q, s = ag.critic_values(batch["obs"], batch["act"])
+        z = noise["z"][0]
+        ref = official_dsact_loss(q[0, 0], s[0, 0], q[0, 1], s[0, 1], qn[0, 0], sn[0, 0], qn[0, 1], sn[0, 1], z, z,
+                                  batch["rew"][0] * ac.reward_scale, batch["done"][0], lp2[0], alpha=float(ag.alpha[0]),
+                                  gamma=ac.gamma, tau_b=ac.ema_rate, mean_stds=mean_stds)
+        refg = torch.autograd.grad(ref, params)
+        gap = max(gap, rel(out["critic"].detach(), ref.detach()), *[rel(x, y) for x, y in zip(ours, refg)])
+        ag.critic_opt.zero_grad(); out["critic"].backward(); ag.critic_opt.step()
+    return gap

@@ -138,3 +138,39 @@ def official_beta_trainer(biases: list[float], mean_uncertainty: list[float], *,
                 beta.fill_(0.0)
         out.append(beta.item())
     return out
+
+
+def official_dsact_loss(q1: torch.Tensor, q1_std: torch.Tensor, q2: torch.Tensor, q2_std: torch.Tensor,
+                        q1_next: torch.Tensor, q1_next_std: torch.Tensor, q2_next: torch.Tensor, q2_next_std: torch.Tensor,
+                        z1: torch.Tensor, z2: torch.Tensor, rew: torch.Tensor, done: torch.Tensor,
+                        log_prob_next: torch.Tensor, *, alpha: float, gamma: float, tau_b: float,
+                        mean_stds: list[torch.Tensor | None]) -> torch.Tensor:
+    """DSAC-T's non-Huber critic loss for one seed, transcribed from the equations of `DSACT._compute_loss_q` and
+    `_compute_target_q` (`yzy-yuzhouyang/GOPS`, `gops/algorithm/dsact.py`, ``use_huber_loss=False``), written
+    independently of the library's batched `losses.dsact_loss` (review of 5287791: the DSAC-T oracle F2):
+
+    * each critic's EMA of its batch-mean std (``mean_stds[k]``, None before the first batch) advances *before* the loss;
+    * z'_k = Q'_k + clamp(z_k, +-3) sigma'_k for each target critic; q_next = min(Q'_1, Q'_2) and the sample of the
+      critic that is smaller; y_q = r + (1 - d) gamma (q_next - alpha log pi'), y_z likewise with the sample;
+    * y_z is clipped to Q_k +- 3 mean_std_k; eps ("bias") = 0.1;
+    * L_k = (mean_std_k^2 + eps) mean[-(y_q - Q_k)^sg / (sigma_k^sg2 + eps) Q_k
+                                      - ((Q_k^sg - y_zb)^2 - sigma_k^sg2) / (sigma_k^sg3 + eps) sigma_k].
+
+    All tensors (B,); ``mean_stds`` is updated in place. Returns L_1 + L_2."""
+    eps = 0.1
+    for k, std in enumerate((q1_std, q2_std)):
+        m = torch.mean(std.detach())
+        mean_stds[k] = m if mean_stds[k] is None else (1 - tau_b) * mean_stds[k] + tau_b * m
+    s1, s2 = q1_next + torch.clamp(z1, -3, 3) * q1_next_std, q2_next + torch.clamp(z2, -3, 3) * q2_next_std
+    q_next = torch.min(q1_next, q2_next)
+    q_next_sample = torch.where(q1_next < q2_next, s1, s2)
+    y_q = (rew + (1 - done) * gamma * (q_next - alpha * log_prob_next)).detach()
+    y_s = rew + (1 - done) * gamma * (q_next_sample - alpha * log_prob_next)
+    total = torch.zeros(())
+    for q, std, ms in ((q1, q1_std, mean_stds[0]), (q2, q2_std, mean_stds[1])):
+        bound = 3 * ms.detach()
+        y_zb = (q.detach() + torch.clamp(y_s - q.detach(), -bound, bound)).detach()
+        sd = torch.clamp(std, min=0.0).detach()
+        total = total + (ms.detach() ** 2 + eps) * torch.mean(
+            -(y_q - q).detach() / (sd**2 + eps) * q - ((q.detach() - y_zb) ** 2 - sd**2) / (sd**3 + eps) * std)
+    return total

@@ -169,7 +169,9 @@ def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[i
     t0 = time.perf_counter()
     envs = [make_env(s) for s in range(agent.S)]
     low, high = _check_box(envs[0])
-    rng = np.random.default_rng([int(s) for s in seeds])
+    # one warm-up action stream per seed row, keyed by its seed alone (independent of S and of the other rows): rows
+    # with the same seed (a noisy and a noise-free jackpot) take the same warm-up actions (review of 5287791, D3)
+    rngs = [np.random.default_rng([int(s), 7]) for s in seeds]
     buf = BatchedReplay(agent.S, buffer_size or steps, agent.obs_dim, agent.act_dim, device=agent.device)
     obs = np.stack([e.reset(seed=int(seeds[s]))[0] for s, e in enumerate(envs)]).astype(np.float32)
     log = TrainLog()
@@ -178,7 +180,7 @@ def train(agent: BatchedAgent, make_env: Callable[[int], gym.Env], seeds: list[i
         ticks = progress(ticks, desc=desc or agent.cfg.name, total=steps)
     for t in ticks:
         if t < warmup:
-            a = rng.uniform(-1.0, 1.0, size=(agent.S, agent.act_dim)).astype(np.float32)
+            a = np.stack([r.uniform(-1.0, 1.0, size=agent.act_dim) for r in rngs]).astype(np.float32)
         else:
             a = agent.act(obs, behaviour=True)
         nxt, rew, done = np.empty_like(obs), np.zeros(agent.S), np.zeros(agent.S)
