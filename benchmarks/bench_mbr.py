@@ -304,9 +304,10 @@ def test_mbrs_selects_the_same_candidates():
     """mbrs's expectation over identical utility matrices ranks like our R2: MBR over the samples (duplicates
     counted) and the model-based estimate over the distinct references weighted by softmax(lbar).
 
-    mbrs is not in the pinned environment. It installs with ``pip install --no-deps --target DIR mbrs==0.1.8``
-    (run with ``PYTHONPATH=DIR``), but ``mbrs.decoders`` imports BERTScore, COMET and BLEURT when loaded, so
-    only ``mbrs.functional`` runs and ``DecoderMBR`` cannot be compared end to end."""
+    The expectation step alone (``mbrs.functional.expectation``), on the very matrices R2 reads; the decoder end to
+    end (``DecoderMBR``, its own chrF included) is compared in :func:`test_mbrs_decoder_end_to_end`. mbrs is not in
+    the pinned environment: ``make bench`` installs it (``pip install --no-deps --target DIR mbrs``, run with
+    ``PYTHONPATH=DIR``)."""
     pytest.importorskip("torch")
     functional = pytest.importorskip("mbrs.functional")
     import torch

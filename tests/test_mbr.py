@@ -346,8 +346,14 @@ def test_seq2seq_trains_and_samples():
     torch.set_num_threads(1)
     world = SynTrans.make("A", seed=0)
     model = Seq2Seq(world, Seq2SeqConfig(d_model=32, heads=2, layers=1, steps=40, batch=16, lr=3e-3, n_train=200, max_len=30))
-    losses = model.train()
+    losses = model.train(n_heldout=32, n_evals=4)
     assert np.mean(losses[-5:]) < np.mean(losses[:5])
+    # the held-out KL(p* || p_theta) curve (the chapter's convergence curve): at step 0 and evenly to the end, finite,
+    # falling with training; drawn from its own stream, so training itself is unchanged by it
+    steps_kl, kl = model.heldout
+    assert steps_kl == [0, 10, 20, 30, 40] and np.all(np.isfinite(kl)) and kl[-1] < kl[0]
+    again = Seq2Seq(world, Seq2SeqConfig(d_model=32, heads=2, layers=1, steps=40, batch=16, lr=3e-3, n_train=200, max_len=30))
+    assert np.allclose(again.train(n_evals=0), losses) and again.heldout == ([], [])
     rng = np.random.default_rng(0)
     texts, lbar = model.sample([world.sample_source(rng) for _ in range(2)], 3, rng)
     assert len(texts) == 2 and len(texts[0]) == 3 and lbar.shape == (2, 3) and np.all(np.isfinite(lbar))

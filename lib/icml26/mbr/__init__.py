@@ -17,6 +17,9 @@ abstract (ICML and arXiv v1) and a third-party digest of the paper could be read
   :func:`bayes_selection` (regret oracle), :func:`zscores`, :func:`z_gain`, :func:`paper_grid` (the z unit's sub-grid),
   :func:`intersection_union` (the test of "on every setting"), :func:`crossfit_z_gain` (the optimal configuration
   without its in-sample maximum), :func:`share_on_side` (the exact sign test of the channel advice)
+* readings (``analysis``): :func:`z_gains` (dev-tuned, cross-fitted optimum, in-sample, random-configuration null),
+  :func:`random_z_gain`, :func:`point_gains`, :func:`advice_share` (ties and MAP left out), :func:`r1_model_subset`
+  (GC4's identifiable sub-grid), :func:`intersection_union_between` ("+1 to +2 z" in every task)
 * full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`, :func:`resampled_factory`
   (the same trained models sampled at another temperature: the second regime)
 """
@@ -33,6 +36,8 @@ from .experiments import (CHANNEL_SUBSETS, KNOWN_DECODERS, TUNING_SUBSETS, cross
                           z_gain, zscores)
 from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, corpus_chrf_from_stats,
                       sentence_score, utility_matrix, utility_tensors)
+from .analysis import (advice_share, intersection_union_between, map_config, per_source_scores, point_gains,
+                       r1_model_subset, random_z_gain, seed_means, sign_within, tuned_in, z_gains)
 from .presets import PRESETS
 from .seq2seq import Seq2Seq, Seq2SeqConfig, resampled_factory, seq2seq_sampler_factory
 from .syntrans import (TASKS, NoiseModel, SynTrans, TaskSpec, noisy_sample, noisy_samples, source_text)
@@ -47,5 +52,6 @@ __all__ = [
     "make_world", "mbr_decode", "mix_scores", "multiplicities", "noisy_sample", "noisy_samples", "paired_bootstrap", "r1_configs", "r1_grid_selections", "r1_scores", "reference_weights",
     "rowwise_spearman", "run_study", "score_correlation", "select", "select_config", "sentence_score",
     "seq2seq_sampler_factory", "resampled_factory", "shared_tokens", "source_text", "spearman", "string_noise", "utility_matrix", "utility_tensors",
-    "zscores",
+    "zscores", "advice_share", "intersection_union_between", "map_config", "per_source_scores", "point_gains",
+    "r1_model_subset", "random_z_gain", "seed_means", "sign_within", "tuned_in", "z_gains",
 ]
