@@ -661,3 +661,43 @@ def test_empirical_constant_inverts_the_tstar_bound():
         am.empirical_constant(t, 10, 64, 3, 1e-4, t[:-1])
     with pytest.raises(ValueError, match="finite"):
         am.empirical_constant(t, 10, 64, 3, 1e-4, np.full_like(t, np.nan))
+
+
+def test_functional_constant_returns_the_function_that_attains_its_value():
+    """Revision 7: ``g`` is the function that produced ``value`` (also when a start beats its own L-BFGS-B end point),
+    with every start's success flag and iteration count."""
+    comp = am.PairPenaltyMixture.star(6, 3.0).components[0]
+    for kind in ("ate", "mlsi"):
+        est = am.functional_constant(comp, kind, rng(0), random_starts=1, spike_states=(1,))
+        assert math.isclose(am.constants.ratio(comp, est.g, kind), est.value, rel_tol=1e-9)
+        assert set(est.success) == set(est.nit) == set(est.starts) and est.best_start in est.starts
+        assert est.starts[est.best_start] == est.value and all(isinstance(v, int) for v in est.nit.values())
+    # a start that is already at the optimum (the extremal density itself) keeps its value and its own g
+    best = am.functional_constant(comp, "mlsi", rng(0), random_starts=0, spike_states=(1,))
+    again = am.functional_constant(comp, "mlsi", rng(0), random_starts=0, maxiter=1, spike_states=(1,))
+    assert again.value <= best.value + 1e-9
+    assert math.isclose(am.constants.ratio(comp, again.g, "mlsi"), again.value, rel_tol=1e-9)
+
+
+def test_tv_at_nlogn_and_its_worst_case_control():
+    res = am.tv_at_nlogn((6, 8), 0.92, 64, 20, rng(3))
+    assert res["t"].tolist() == [math.ceil(6 * math.log(6)), math.ceil(8 * math.log(8))]
+    assert res["values"].shape == (2, 20) and np.all((res["values"] >= 0) & (res["values"] <= 1))
+    assert np.all(res["worst"] > 0.4) and np.all(res["values"].mean(axis=1) < 0.15)  # one mode vs data from both
+    again = am.tv_at_nlogn((6, 8), 0.92, 64, 20, rng(3))
+    assert np.array_equal(res["values"], again["values"])
+
+
+def test_star_tv_from_data_sits_where_both_bounds_exceed_one_half():
+    model = am.PairPenaltyMixture.star(6, 3.0)
+    comp = model.components[0]
+    c_mlsi = am.functional_constant(comp, "mlsi", rng(0), random_starts=0, spike_states=(1,)).value
+    spike = am.constants.ratio(comp, np.where(np.arange(comp.size) == 1, 40.0, 0.0), "ate")
+    res = am.star_tv_from_data(model, c_mlsi, spike, 256, 20, rng(4))
+    assert res["bound_mlsi"] > 0.5 and res["bound_ate"] > 0.5 and math.isclose(res["t"], 0.9 * res["t_half"])
+    # at t_half itself the MLSI form is exactly 1/2 (the time is computed from the bound, not chosen)
+    mu_min = float(model.mu.min())
+    assert math.isclose(float(am.tstar_bound(np.array([res["t_half"]]), 6, 256, 2, mu_min, c_mlsi)[0]), 0.5, rel_tol=1e-9)
+    assert res["values"].shape == (20,) and res["values"].mean() < 0.06 < res["worst"]
+    with pytest.raises(ValueError):
+        am.star_tv_from_data(model, c_mlsi, spike, 256, 20, rng(4), frac=1.5)

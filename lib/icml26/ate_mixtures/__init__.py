@@ -25,7 +25,8 @@ the paper's Theorem 4, not the paper's text.
   :func:`cw_constants`, :func:`budget_vs_n`, :func:`power_z`, :func:`combined_z`, :func:`sidak_z`,
   :func:`conditional_prediction`, :func:`sampled_conditional_mean`, :func:`cdf_mid`, :func:`batches`,
   :func:`calls_sweep` (T_loc oracle calls over n and eps), :func:`efficiency_vs_n`, :func:`growth_ratio`, :func:`growth_edge`
-  (the testers' needed budget against n, polynomial or exponential), :func:`mlsi_only` (F2d); sizes in :data:`PRESETS`
+  (the testers' needed budget against n, polynomial or exponential), :func:`mlsi_only` (F2d), :func:`star_tv_from_data`
+  (C13s), :func:`tv_at_nlogn` (C3n); sizes in :data:`PRESETS`
 * rates at any n (exact lumped chains of exchangeable models): :func:`lumped_mixing_time`, :func:`rate_vs_n`,
   :func:`bound_times` (entropy vs Poincare bounds against the exact time), :func:`corner_start`, :func:`level_start`,
   :func:`level_law`, :func:`level_log_law`, :func:`tail_slope`, :func:`fit_laws`, :class:`UniformLevel`
@@ -39,7 +40,8 @@ from .experiments import (FAMILIES, TVCurves, batches, budget_vs_n, calls_sweep,
                           component_tv, conditional_prediction, cw_constants, data_based_tv, data_based_tv_continuous, efficiency_vs_n,
                           empirical_starts, floor_vs_k, floor_vs_m, growth_edge, growth_ratio, identity_checks, loglog_slope,
                           mixing_time_vs_n, mlsi_only, mode_prediction, power_curves, power_z, relaxation_vs_n, rival_slope,
-                          sampled_conditional_mean, separated_limit, separated_limit_k, sidak_z, slope_edge)
+                          sampled_conditional_mean, separated_limit, separated_limit_k, sidak_z, slope_edge, star_tv_from_data,
+                          tv_at_nlogn)
 from .glauber import GlauberSampler, evolve, evolve_continuous, glauber_matrix, lumped_chain, relaxation_time, spectral_gap, tv
 from .models import (MAX_EXACT_N, CurieWeissMixture, Mixture, PairPenaltyMixture, ProductMixture, check_probabilities,
                      check_weights, states)
@@ -54,6 +56,7 @@ from .testing import (T_W_CHI2, TESTERS, MixBudget, TesterBudget, calibrate, fis
 __all__ = [
     "FAMILIES", "FIT_LAWS", "UniformLevel", "cdf_mid", "conditional_prediction", "batches", "calls_sweep", "corner_start", "fit_laws",
     "level_law", "level_log_law", "lumped_mixing_time", "bound_times", "efficiency_vs_n", "growth_ratio", "growth_edge", "mlsi_only",
+    "star_tv_from_data", "tv_at_nlogn",
     "mix_budget", "MixBudget", "PairPenaltyMixture", "mlsi_form_bound", "mlsi_form_constant",
     "mode_prediction", "oracle_calls", "rate_vs_n", "split_perturbation", "tail_slope", "combined_z", "sidak_z", "sampled_conditional_mean",
     "rival_slope", "slope_edge", "level_start", "null_pvalue", "fisher_statistic",

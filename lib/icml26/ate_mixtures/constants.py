@@ -108,6 +108,13 @@ class ConstantEstimate:
     poincare_limit: float
     starts: dict[str, float]
     g: np.ndarray
+    """``log f`` of the function that attains ``value`` (``ratio(mu, g, kind) == value``, asserted)."""
+    success: dict[str, bool] | None = None
+    """Each start's L-BFGS-B ``success`` flag (False: stopped at ``maxiter`` or on a line-search failure)."""
+    nit: dict[str, int] | None = None
+    """Each start's L-BFGS-B iteration count."""
+    best_start: str = ""
+    """The start whose result is ``value``."""
 
 
 def functional_constant(mu, kind: str = "ate", rng: np.random.Generator | None = None, random_starts: int = 2,
@@ -163,12 +170,18 @@ def functional_constant(mu, kind: str = "ate", rng: np.random.Generator | None =
             raise ValueError(f"spike state {x} is not a state of the cube of dimension {n}")
         for h in spike_heights:
             starts[f"spike {h:g} at {int(x)}"] = np.where(np.arange(mu.size) == int(x), float(h), 0.0)
-    best_val, best_g, values = -np.inf, None, {}
+    best_val, best_g, best_name, values, success, nit = -np.inf, None, "", {}, {}, {}
     for name, g0 in starts.items():
         res = minimize(_objective, g0, args=(mu, kind, x0, x1, n), jac=True, method="L-BFGS-B",
                        options=dict(maxiter=maxiter, gtol=1e-10, ftol=1e-13))
-        val = max(-float(res.fun), -_objective(g0, mu, kind, x0, x1, n)[0])
-        values[name] = val
+        # the start itself can beat L-BFGS-B's end point (the _NOISE guard returns 0 with a zero gradient): keep
+        # whichever function produced the value, so that the reported g attains the reported constant
+        at_end, at_start = -float(res.fun), -_objective(g0, mu, kind, x0, x1, n)[0]
+        val, g_val = (at_end, res.x) if at_end >= at_start else (at_start, np.asarray(g0, dtype=float))
+        values[name], success[name], nit[name] = val, bool(res.success), int(res.nit)
         if val > best_val:
-            best_val, best_g = val, res.x
-    return ConstantEstimate(kind, float(best_val), float(limit), values, best_g)
+            best_val, best_g, best_name = val, g_val, name
+    check = ratio(mu, best_g, kind)
+    if not np.isclose(check, best_val, rtol=1e-9, atol=1e-12):
+        raise AssertionError(f"functional_constant: the returned g gives {check!r}, not the reported value {best_val!r}")
+    return ConstantEstimate(kind, float(best_val), float(limit), values, np.asarray(best_g, dtype=float), success, nit, best_name)

@@ -17,11 +17,10 @@ from scipy.special import gammaln, ndtri_exp, rel_entr
 from ..progress import progress
 from .constants import functional_constant
 from .constants import ratio as functional_ratio
-from .entropy import IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixture_identities, tstar_bound
+from .entropy import (IDENTITY_KEYS, ate_constant_lower_bound, kl, local_kl, mixture_identities, mlsi_form_bound,
+                      mlsi_form_constant, tstar_bound)
 from .glauber import evolve, evolve_continuous, glauber_matrix, relaxation_time, spectral_gap, tv
-from .models import CurieWeissMixture, Mixture, ProductMixture
-from .entropy import mlsi_form_bound, mlsi_form_constant
-from .models import PairPenaltyMixture
+from .models import CurieWeissMixture, Mixture, PairPenaltyMixture, ProductMixture
 from .testing import (T_W_CHI2, TESTERS, TesterBudget, calibrate, label_law, local_budget, local_perturbation, mix_budget,
                       oracle_calls, rejections, split_perturbation, weight_power_exact, weight_power_ncx2, weight_shift)
 
@@ -552,8 +551,54 @@ def growth_edge(ns, window: int = 2) -> float:
     return math.sqrt(growth_ratio(ns, np.exp(ns - ns.max()), window))
 
 
+def tv_at_nlogn(ns, p: float, m: int, reps: int, rng: np.random.Generator) -> dict:
+    """C3n: ``TV(pi P^t, mu)`` of each of ``reps`` data sets of size ``m`` on M1 (``ProductMixture.symmetric(n, p)``) at
+    ``t = ceil(n ln n)`` for every ``n`` in ``ns`` (``values``: one row per n), the worst-case start ``delta_{1^n}`` at
+    the same ``t`` (``worst``, the negative control) and T* (c = 1) there (``bound``)."""
+    ns = [int(n) for n in ns]
+    t_, values, worst, bound = [], [], [], []
+    for n in ns:
+        model = ProductMixture.symmetric(n, p)
+        t = math.ceil(n * math.log(n))
+        cur = data_based_tv(model, (int(m),), reps, (0, t), rng)
+        t_.append(t)
+        values.append(cur.values[0, -1])
+        worst.append(float(cur.worst[-1]))
+        bound.append(float(cur.bound[0, -1]))
+    return {"n": np.asarray(ns), "t": np.asarray(t_), "values": np.stack(values), "worst": np.asarray(worst),
+            "bound": np.asarray(bound), "m": int(m)}
+
+
+def star_tv_from_data(model: Mixture, c_mlsi: float, c_ate_lower: float, m: int, reps: int, rng: np.random.Generator,
+                      frac: float = 0.9, P=None) -> dict:
+    """C13s: ``TV(pi H_t, mu)`` of the continuous-time chain from ``reps`` data sets of size ``m`` (``values``) at the time
+    ``t = frac * t_half``, where ``t_half`` is the time at which the MLSI form of T* with ``c = c_mlsi``,
+    ``sqrt((e^{-t/(c n)} log(1/mu_min) + (k-1)/m)/2)``, falls to 1/2. Both bounds of the chapter exceed 1/2 there: the MLSI form
+    (``bound_mlsi``; a larger true ``c_MLSI`` than the optimiser's lower bound only raises it) and T*'s ATE form with ``c`` =
+    ``c_ate_lower`` (``bound_ate``, the exact spike lower bound on ``c_ATE``, so the true ATE form is larger still), so
+    neither implies a small TV. ``worst``: from ``delta_{0^n}`` (the hub of component 1) at the same ``t``."""
+    if not (0 < frac < 1):
+        raise ValueError(f"frac must lie in (0, 1), got {frac}")
+    n, k = model.n, model.k
+    mu_min = float(model.mu.min())
+    head = 0.5 - (k - 1) / m
+    if head <= 0 or math.log(1 / mu_min) <= head:
+        raise ValueError("the MLSI form of T* is below 1/2 at t = 0: no time where it exceeds 1/2")
+    t_half = c_mlsi * n * math.log(math.log(1 / mu_min) / head)
+    t = frac * t_half
+    P = glauber_matrix(model) if P is None else P
+    times = np.array([0.0, t])
+    values = evolve_continuous(P, empirical_starts(model, int(m), reps, rng), times, model.mu)[-1]
+    w = np.zeros(model.mu.size)
+    w[0] = 1.0
+    worst = float(evolve_continuous(P, w, times, model.mu)[-1])
+    return {"t": float(t), "t_half": float(t_half), "values": np.asarray(values), "worst": worst, "m": int(m),
+            "bound_mlsi": float(tstar_bound(np.array([t]), n, int(m), k, mu_min, c_mlsi)[0]),
+            "bound_ate": float(tstar_bound(np.array([t]), n, int(m), k, mu_min, c_ate_lower)[0])}
+
+
 def mlsi_only(ns, n: int, J0: float, ms, reps: int, t_over_cn: float, points: int, rng: np.random.Generator,
-              random_starts: int = 1) -> dict:
+              random_starts: int = 1, control_starts: int = 0, control_maxiter: int = 3000) -> dict:
     """F2d: MLSI beyond ATE on the star-like mixture ``PairPenaltyMixture.star(n, J0)`` (claim C13).
 
     * the component's ATE and MLSI constants at every ``ns`` (``functional_constant`` with spike starts at ``e_1``, the
@@ -565,7 +610,11 @@ def mlsi_only(ns, n: int, J0: float, ms, reps: int, t_over_cn: float, points: in
       and the constant the start demands (:func:`~icml26.ate_mixtures.mlsi_form_constant`);
     * from ``reps`` data sets of each size in ``ms`` (the theorem's setting): the constant each data set's path demands in
       the MLSI form (``c_data``: ``(m, reps)``), and the mean ``KL(pi H_t || mu)`` over data sets (``kl_mean``: ``(m, times)``)
-      for T*'s entropy form ``E KL <= e^{-t/(c n)} E KL_0 + (k-1)/m``.
+      for T*'s entropy form ``E KL <= e^{-t/(c n)} E KL_0 + (k-1)/m``;
+    * ``estimates``: the :class:`~icml26.ate_mixtures.ConstantEstimate` of c_MLSI at ``n`` (every start's value, L-BFGS-B
+      success flag and iteration count); with ``control_starts > 0``, a convergence control at ``ns[0]``: c_MLSI again from
+      ``control_starts`` random starts with ``control_maxiter`` iterations (``control``), to compare with the default
+      starts' value (``mlsi[0]``). It runs last, so it does not change the other draws of ``rng``.
     """
     consts = {key: [] for key in ("ate", "mlsi")}
     spike = []
@@ -596,7 +645,12 @@ def mlsi_only(ns, n: int, J0: float, ms, reps: int, t_over_cn: float, points: in
         c_data.append([mlsi_form_constant(times, n, dk[:, 0, r], dk[:, 1, r]) for r in range(dk.shape[2])])
         kl_mean.append(dk[:, 0].mean(axis=1))
     c = est.value
-    return {"ns": np.asarray(ns), "ate": np.array([e.value for e in consts["ate"]]),
+    control = None
+    if control_starts > 0:
+        comp0 = PairPenaltyMixture.star(int(ns[0]), J0).components[0]
+        control = functional_constant(comp0, "mlsi", rng, random_starts=int(control_starts), maxiter=int(control_maxiter),
+                                      spike_states=(1,))
+    return {"estimate": est, "control": control, "ns": np.asarray(ns), "ate": np.array([e.value for e in consts["ate"]]),
             "mlsi": np.array([e.value for e in consts["mlsi"]]), "log2": np.log2(np.asarray(ns, dtype=float) + 1),
             "spike": np.asarray(spike), "J": model.J,
             "n": int(n), "c_mlsi": c, "times": times, "D": D, "K": K, "bound": mlsi_form_bound(times, n, c, float(D[0]), K),

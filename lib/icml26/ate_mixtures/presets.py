@@ -46,6 +46,9 @@ _COMMON: dict[str, Any] = dict(
     # F2d, C13: MLSI-only star-like components exp(-J C(|x|, 2)), J = J0 + 2 log n (PairPenaltyMixture.star); the chain is run
     # to t = t_over_cn * c_MLSI * n on an even grid of `points` times, from the extremal density and from data
     star=dict(J0=3.0, ms=(16, 64), t_over_cn=10, points=101),
+    # C13s: E TV from m = 256 data on the star mixture at 0.9 x the time where the MLSI form of T* falls to 1/2;
+    # C13c: c_MLSI at star_ns[0] from star_control_starts random starts with 3000 iterations (convergence control)
+    star_tv=dict(m=256, frac=0.9), star_control_maxiter=3000,
 )
 
 # Every preset holds one CPU variant only: the chapter is numpy/scipy (exact sparse chains, closed-form
@@ -53,7 +56,9 @@ _COMMON: dict[str, Any] = dict(
 PRESETS: dict[str, dict[str, Any]] = {
     # whole notebook, measured by `repro run` on the shared, loaded 2-core machine (the chapter's own timings in
     # the results file): smoke about 45 s; book and full: see their results files (revision 6 dropped F5's budget sweep
-    # and F4b's n^2 control, and added F2d's MLSI-only components and the testers' budgets against n)
+    # and F4b's n^2 control, and added F2d's MLSI-only components and the testers' budgets against n). Revision 7 (smoke
+    # 52-54 s under load) adds C3n at every mixing n, C13s, P7pk and C13c's random starts: measured alone at full sizes
+    # C3n 3 s, C13s 1 s, P7pk 0.5 s, and C13c 40 s for 60 starts, hence 30 (about 20 s) at full and 20 at book
     "smoke": dict(_COMMON, n_identity=6, identity_instances=100, relax_ns=(6, 8, 10),
                   cw_ns=(6, 8, 10), cw_n=10, cw_reps=200, k_reps=100, budget_ns=(6, 8, 10, 12),
                   tv_n=10, tv_ms=(4, 16, 64, 256, 1024), tv_reps=50, m2_reps=50,
@@ -62,7 +67,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                   n_batches=10, cw2_ns=(6, 8, 10), cw2_n=10, cw2_reps=100,
                   rate_ns=(16, 32, 64, 128, 256),
                   calls_ns=(6, 8, 10, 12), calls_deltas=(0.1, 0.2, 0.3), k3_trials=100, cw2_seeds=2,
-                  star_ns=(6, 8), star_n=8, star_reps=40),
+                  star_ns=(6, 8), star_n=8, star_reps=40, star_control_starts=10),
     "book": dict(_COMMON, n_identity=7, identity_instances=100, relax_ns=(6, 8, 10, 12, 14),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=200, budget_ns=(6, 8, 10, 12, 14),
                  tv_n=12, tv_ms=(4, 16, 64, 256, 1024), tv_reps=100, m2_reps=100,
@@ -71,7 +76,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                  n_batches=10, cw2_ns=(8, 10, 12), cw2_n=12, cw2_reps=300,
                  rate_ns=(16, 32, 64, 128, 256, 512),
                  calls_ns=(6, 8, 10, 12, 14), calls_deltas=(0.05, 0.1, 0.2, 0.3), k3_trials=400, cw2_seeds=4,
-                 star_ns=(6, 8, 10, 12), star_n=10, star_reps=60),
+                 star_ns=(6, 8, 10, 12), star_n=10, star_reps=60, star_control_starts=20),
     # full: the published results file's timings (F3's 1000 data sets at n = 14 and F2c's three seeds at n = 14 dominate)
     "full": dict(_COMMON, n_identity=8, identity_instances=300, relax_ns=(6, 8, 10, 12, 14, 16),
                  cw_ns=(6, 8, 10, 12), cw_n=12, cw_reps=300, k_reps=500, budget_ns=(6, 8, 10, 12, 14, 16),
@@ -82,5 +87,5 @@ PRESETS: dict[str, dict[str, Any]] = {
                  n_batches=10, cw2_ns=(8, 10, 12, 14), cw2_n=14, cw2_reps=500,
                  rate_ns=(16, 32, 64, 128, 256, 512, 1024, 2048),
                  calls_ns=(6, 8, 10, 12, 14, 16), calls_deltas=(0.025, 0.05, 0.1, 0.2, 0.3), k3_trials=800, cw2_seeds=3,
-                 star_ns=(6, 8, 10, 12), star_n=12, star_reps=100),
+                 star_ns=(6, 8, 10, 12), star_n=12, star_reps=100, star_control_starts=30),
 }

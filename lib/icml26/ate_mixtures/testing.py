@@ -322,7 +322,10 @@ def oracle_calls(visible: Mixture, hidden: Mixture, rs, alpha: float, power: flo
 
 @dataclass(frozen=True)
 class MixBudget:
-    """The fewest samples plus oracle calls with which T_mix reaches a power (:func:`mix_budget`)."""
+    """The fewest samples plus oracle calls with which T_mix reaches a power (:func:`mix_budget`).
+
+    ``n_w`` and ``n_loc`` are the closed forms' real-valued solutions (e.g. 11.6 queries), not rounded: ``total`` is a
+    smooth function of ``n`` for the growth tests (C7p, C7pk); a simulated tester rounds them up (C7z)."""
 
     total: float
     n_w: float
