@@ -24,10 +24,13 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 * Hessian diagnostic: :func:`l11_ratio`, :func:`weight_hessian`, :func:`rotate_hessian`, :func:`cauchy_l11_estimate`
 * experiments / sizes: :func:`delay_sweep`, :func:`exact_invariance`, :func:`trajectories_2d`,
   :func:`mlp_task`, :func:`gpt_task`, :func:`slowdown_sweep`, :func:`slowdown_table`, :func:`mean_curve`,
-  :func:`hessian_diagnostic` (with a random-rotation control), :data:`PRESETS`
+  :func:`hessian_diagnostic` (with a random-rotation control), :func:`pipeline_block_misalignment` (the pipeline MLP's
+  own blocks, Hessian-vector products only), :data:`PRESETS`
 * the headline at matched synchronous speed (claim C4m): :func:`fastest_lr`, :func:`matched_lr`, :func:`secant_lr` (the rule
   that picks each method's learning rate from its grid), :func:`lr_frontier` (slowdown against synchronous speed over a
-  grid) and :func:`frontier_at` (read between its rates), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds)
+  grid) and :func:`frontier_at` (read between its rates), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds);
+  :func:`matched_speed_runs` (the whole rule: grids, secant step, chosen rates, frontier),
+  :func:`async_tuned` (each method at its rate with the fewest iterations at depth: claims C4t, C4ts)
 * parallel runs: :func:`run_sweeps` (several sweeps at once, in a pool of single-thread workers), :func:`sweep_workers`
 * readings before a verdict (:mod:`~icml26.basis_rotation.verdicts`): :func:`gate`, :func:`pipeline_reason`,
   :func:`censored_ratio_reason`, :func:`compare_censored`, :func:`join_reasons`
@@ -35,8 +38,8 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
 from __future__ import annotations
 
 from .data import STDLIB_MODULES, CharCorpus, TeacherRegression, stdlib_corpus
-from .experiments import (Task, alignment_sweep, censoring_reason, delay_sweep, depth_growth, exact_invariance,
-                          fastest_lr, final_loss, gpt_task, hessian_diagnostic, intersection_union, levels_2d, lr_frontier, frontier_at,
+from .experiments import (Task, alignment_sweep, async_tuned, censoring_reason, delay_sweep, depth_growth, exact_invariance,
+                          fastest_lr, final_loss, gpt_task, matched_speed_runs, hessian_diagnostic, pipeline_block_misalignment, intersection_union, levels_2d, lr_frontier, frontier_at,
                           matched_lr, mean_curve, mlp_task, r_2d, run_sweeps, secant_lr, seed_iterations, seed_slowdown, slowdown_sweep,
                           slowdown_table, slowdown_vs_target, stash_degradation, stash_mode_gaps, subset_seeds,
                           sweep_workers, trajectories_2d)
@@ -66,6 +69,6 @@ __all__ = [
     "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
     "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
     "KRON_METHODS", "fastest_lr", "matched_lr", "secant_lr", "subset_seeds", "stash_mode_gaps", "run_sweeps",
-    "sweep_workers", "lr_frontier", "frontier_at", "censored_ratio_reason", "compare_censored", "gate", "join_reasons",
+    "sweep_workers", "lr_frontier", "frontier_at", "async_tuned", "pipeline_block_misalignment", "matched_speed_runs", "censored_ratio_reason", "compare_censored", "gate", "join_reasons",
     "pipeline_reason",
 ]

@@ -428,6 +428,79 @@ def lr_frontier(runs_by_lr: Mapping[float, dict], method: str, P: int, target: f
     return out
 
 
+def matched_speed_runs(sweeps: Callable[[dict, str], dict], arms: Mapping[str, tuple[str, Sequence[float]]],
+                       sweep: Callable[[str, float, Sequence[int], tuple[int, ...]], dict], *, aux: Sequence[int],
+                       rest: Sequence[int], P: int, lr_official: float, target: float, steps: int, frontier: bool = True,
+                       tuned_extra: Sequence[float] = ()) -> dict:
+    """The runs of the matched-synchronous-speed test (claim C4m) and of the asynchronously tuned reading (C4t), by
+    the rule stated in the presets and the chapter.
+
+    ``arms`` maps ``"base"`` (the best baseline), ``"br"`` (basis rotation) and any other arm (the negative control)
+    to ``(method, learning-rate grid)``. ``sweep(method, lr, seeds, Ps)`` builds one :func:`run_sweeps` entry and
+    ``sweeps(entries, desc)`` runs a dict of them (keyed ``(arm, lr)`` or ``(arm, lr, "rest")``). The rule:
+
+    1. every rate of every grid at ``P = 1`` on the auxiliary seeds ``aux`` (and at ``P`` too with ``frontier``;
+       always at ``lr_official``); the baseline takes the rate with the fewest ``P = 1`` iterations
+       (:func:`fastest_lr`), whose seed-mean count is the reference;
+    2. one secant step for every other arm inside the pair of its rates whose counts bracket the reference
+       (:func:`secant_lr`); each arm takes the rate whose count is nearest the reference (:func:`matched_lr`);
+    3. the deepest ``P`` on ``aux`` where it is still missing: the chosen rates, basis rotation's grid choice without
+       the secant step, and every rate of the baseline's and basis rotation's grids (C4t); basis rotation's
+       ``tuned_extra`` rates at ``P = 1`` and ``P`` (outside the rule, which never sees them); the chosen rates on the
+       other seeds ``rest``.
+
+    Returns ``runs`` (arm -> lr -> runs keyed ``(method, P, seed)``), ``lr_sel`` (arm -> chosen rate), ``ref_count``,
+    ``lr_grid`` (basis rotation's choice before the secant step) and ``secant`` (arm -> the secant rate or None)."""
+    if "base" not in arms or "br" not in arms:
+        raise ValueError(f"arms must hold 'base' and 'br', got {sorted(arms)}")
+    runs: dict[str, dict] = {a: {} for a in arms}
+
+    def add(out):
+        for key, r in out.items():
+            runs[key[0]].setdefault(key[1], {}).update(r)
+
+    def counts(a):
+        return {lr: seed_iterations(subset_seeds(r, aux), arms[a][0], 1, target, steps) for lr, r in runs[a].items()}
+
+    def has_deep(a, lr):
+        return all((arms[a][0], P, int(s)) in runs[a].get(lr, {}) for s in aux)
+
+    add(sweeps({(a, lr): sweep(m, lr, aux, (1, P) if frontier or lr == lr_official else (1,))
+                for a, (m, lrs) in arms.items() for lr in lrs}, "matched-speed grids"))
+    lr_b = fastest_lr(counts("base"))
+    ref = float(counts("base")[lr_b][0].mean())
+    lr_grid = matched_lr(counts("br"), ref)
+    sec = {a: secant_lr(counts(a), ref) for a in arms if a != "base"}
+    todo = {(a, lr): sweep(arms[a][0], lr, aux, (1, P) if frontier else (1,)) for a, lr in sec.items() if lr is not None}
+    if todo:
+        add(sweeps(todo, "secant steps"))
+    sel = {"base": lr_b, **{a: matched_lr(counts(a), ref) for a in arms if a != "base"}}
+    need = set(sel.items()) | {("br", lr_grid)} | {(a, lr) for a in ("base", "br") for lr in runs[a]}
+    last = {(a, lr): sweep(arms[a][0], lr, aux, (P,)) for a, lr in need if not has_deep(a, lr)}
+    last.update({("br", lr): sweep(arms["br"][0], lr, aux, (1, P)) for lr in tuned_extra if lr not in runs["br"]})
+    if rest:
+        last.update({(a, lr, "rest"): sweep(arms[a][0], lr, rest, (1, P)) for a, lr in sel.items()})
+    if last:
+        add(sweeps(last, "chosen rates"))
+    return {"runs": runs, "lr_sel": sel, "ref_count": ref, "lr_grid": lr_grid, "secant": sec}
+
+
+def async_tuned(runs_by_lr: Mapping[float, dict], method: str, P: int, target: float, steps: int) -> dict:
+    """``method`` tuned for the asynchronous setting (claims C4t, C4ts): of the rates of ``runs_by_lr`` (runs keyed
+    ``(method, P, seed)`` at ``P = 1`` and at ``P`` on the same seeds; rates without runs at ``P`` are left out), the
+    one whose seed-mean iterations to ``target`` *at* ``P`` are fewest (:func:`fastest_lr` on the deep counts; a
+    censored count is the lower bound ``steps``). Returns ``lr``, the per-seed counts at ``P`` (``itP``) and at
+    ``P = 1`` (``it1``) with their censoring flags, and the per-seed ``slowdown`` with its ``lower`` flags."""
+    deep = {lr: runs for lr, runs in runs_by_lr.items() if any(k[0] == method and k[1] == P for k in runs)}
+    if not deep:
+        raise ValueError(f"no run of {method!r} at P = {P} in any rate")
+    counts = {lr: seed_iterations(runs, method, P, target, steps) for lr, runs in deep.items()}
+    lr = fastest_lr(counts)
+    it1 = seed_iterations(deep[lr], method, 1, target, steps)
+    sd, lower = seed_slowdown(counts[lr], it1)
+    return {"lr": lr, "itP": counts[lr], "it1": it1, "slowdown": sd, "lower": lower}
+
+
 def frontier_at(frontier: Mapping[float, dict], count: float) -> float:
     """A method's seed-mean slowdown at the synchronous speed ``count`` (iterations to the target at ``P = 1``),
     interpolated linearly in (log count, log slowdown) between the two rates of its :func:`lr_frontier` whose mean
@@ -492,6 +565,71 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
     return {"H": H.numpy(), "H_rot": Ht.numpy(), "r_orig": l11_ratio(H), "r_rot": l11_ratio(Ht), "r_rand": l11_ratio(H_rand),
             "l11": float(H.abs().sum()), "l11_cauchy": est, "trace": float(torch.diagonal(H).sum()),
             "neg_eig_mass": float(evals.clamp(max=0).abs().sum() / evals.abs().sum()), "shape": tuple(W.shape)}
+
+
+def pipeline_block_misalignment(cfg: dict, seed: int = 0, *, steps: int, block: int = 1, n_hessian: int = 2048,
+                                draws: int = 201, exact: bool = False) -> dict:
+    """Misalignment of the *pipeline* MLP's own layers (the stand-in property of claims C4, measured by claim C7p): the
+    deep MLP of ``cfg`` (:func:`mlp_task`, on the CPU) trained synchronously with basis rotation (2nd, bi) as the main
+    sweep's ``P = 1`` run is (``steps``, the warm-up and cosine schedule, ``cfg``'s lr, covariance EMA and refresh
+    period), then the Hessian of the training loss on the first ``n_hessian`` examples with respect to block
+    ``block``'s weight (``width x width``) is probed with Hessian-vector products only: ``||H||_{1,1}`` by the Cauchy
+    sketch (:func:`cauchy_l11_estimate`, ``draws`` draws) in the original coordinates, in the optimizer's basis
+    ``U (x) V`` and in a Haar-random Kronecker basis (the control), and ``tr H`` by Hutchinson's estimator (``draws``
+    Rademacher draws). ``ratio`` = ``||H_rot||_{1,1} / ||H||_{1,1}`` (the trace cancels: it is rotation invariant),
+    ``ratio_rand`` the same for the random basis, ``r_orig`` / ``r_rot`` the estimated ``r(H)``. ``exact`` (small
+    blocks only: the test of the sketch) adds the exact values from the full Hessian under ``"exact"``."""
+    from torch.func import functional_call
+
+    from .pipeline import WARMUP_FRACTION
+
+    task = mlp_task(cfg, device="cpu")
+    torch.manual_seed(seed)
+    model = task.make_model()
+    run = train_pipeline(model, "BR (2nd, bi)", 1, task.batches(seed), task.loss_fn, task.eval_fn, steps=steps,
+                         lr=cfg["lr"], eval_every=steps, warmup=max(1, round(WARMUP_FRACTION * steps)),
+                         shampoo_beta=cfg["shampoo_beta"], freq=cfg["freq"], seed=seed, keep_optimizers=True)
+    if not 0 <= block < len(model.blocks):
+        raise ValueError(f"block must be in [0, {len(model.blocks)}), got {block}")
+    W = next(m.weight for m in model.blocks[block].modules() if isinstance(m, torch.nn.Linear))
+    name = next(n for n, p in model.named_parameters() if p is W)
+    rot = next(o for mo in run.extra["optimizers"] for o in mo.optimizers
+               if isinstance(o, BasisRotationAdam) and any(p is W for g in o.param_groups for p in g["params"]))
+    U, V = rot.bases(W)
+    m, n = W.shape
+    U = torch.eye(m, dtype=torch.float64) if U is None else U.detach().double()
+    V = torch.eye(n, dtype=torch.float64) if V is None else V.detach().double()
+    Ur = torch.tensor(random_rotation(m, 7919 + 2 * seed))
+    Vr = torch.tensor(random_rotation(n, 7920 + 2 * seed))
+    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+    x, y = data.x_train[:n_hessian].double(), data.y_train[:n_hessian].double()
+    model = model.double()
+    W0 = W.detach().double().clone()
+
+    for p in model.parameters():
+        p.requires_grad_(False)
+    w = W0.clone().requires_grad_(True)
+    gw = torch.autograd.grad(F.mse_loss(functional_call(model, {name: w}, (x,)), y), w, create_graph=True)[0]
+
+    def hvp(v):                   # a backward pass through the gradient's graph, kept for every draw
+        return torch.autograd.grad(gw, w, v.reshape(m, n), retain_graph=True)[0].reshape(-1).detach()
+
+    def in_basis(A, B):           # the HVP of K^T H K with K = A (x) B, for a row-major vec
+        return lambda z: (A.T @ hvp((A @ z.reshape(m, n) @ B.T).reshape(-1)).reshape(m, n) @ B).reshape(-1)
+
+    l11 = cauchy_l11_estimate(hvp, m * n, draws, seed)
+    l11_rot = cauchy_l11_estimate(in_basis(U, V), m * n, draws, seed)
+    l11_rand = cauchy_l11_estimate(in_basis(Ur, Vr), m * n, draws, seed)
+    gen = torch.Generator().manual_seed(seed)
+    Z = torch.randint(0, 2, (draws, m * n), generator=gen, dtype=torch.int64).double() * 2 - 1
+    tr = float(np.mean([float(z @ hvp(z)) for z in Z]))
+    ex = None
+    if exact:
+        H = weight_hessian(lambda w_: F.mse_loss(functional_call(model, {name: w_}, (x,)), y), W0)
+        ex = {"l11": float(H.abs().sum()), "l11_rot": float(rotate_hessian(H, U, V, (m, n)).abs().sum()),
+              "l11_rand": float(rotate_hessian(H, Ur, Vr, (m, n)).abs().sum()), "trace": float(torch.diagonal(H).sum())}
+    return {"exact": ex, "l11": l11, "l11_rot": l11_rot, "l11_rand": l11_rand, "trace": tr, "ratio": l11_rot / l11,
+            "ratio_rand": l11_rand / l11, "r_orig": l11 / tr, "r_rot": l11_rot / tr, "shape": (m, n), "block": block}
 
 
 def seed_slowdown(it_P: tuple[np.ndarray, np.ndarray], it_1: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

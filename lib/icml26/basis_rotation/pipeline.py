@@ -246,7 +246,8 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                    betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01,
                    freq: int | Sequence[int] = 10,
                    shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None,
-                   stash: bool = True) -> TrainRun:
+                   stash: bool = True, delays: Sequence[int] | None = None,
+                   stop_at: float | None = None, keep_optimizers: bool = False) -> TrainRun:
     """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
 
     ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
@@ -254,7 +255,12 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     (``t_corr`` steps; default :data:`T_CORR_FRACTION` of the run, the official 7 of 250 epochs), and
     gradient clipping per stage and parameter group. ``freq`` is the basis-refresh period, one value or
     one per stage (the stage-aware allocation, :func:`stage_aware_freqs`). ``stash=False`` trains without
-    weight stashing (:class:`AsyncPipeline`). The model's device is the run's: the loop syncs the host once
+    weight stashing (:class:`AsyncPipeline`). ``delays`` overrides the per-stage delays (default ``P - 1 - s``):
+    every delay 0 at ``P > 1`` is synchronous training with the ``P``-stage split's per-stage clipping, the positive
+    control of the pipeline claims (it isolates the clipping granularity's part of a slowdown). ``stop_at`` ends the
+    run at the first evaluation whose loss is ``<= stop_at`` (the iterations to that target are unchanged); the
+    evaluations it skips are NaN (never a hit), the skipped training losses NaN. ``keep_optimizers`` keeps the
+    stages' optimizers in ``extra["optimizers"]`` (in-process use only: their bases, for a Hessian diagnostic). The model's device is the run's: the loop syncs the host once
     per step (the loss, for the divergence test) and once per evaluation; on CUDA the basis-rotation
     optimizer skips its per-tensor finiteness check (one host sync per weight), which the loss test covers.
 
@@ -269,7 +275,7 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     if steps < 1 or eval_every < 1:
         raise ValueError("steps and eval_every must be >= 1")
     t0 = time.perf_counter()
-    pipe = AsyncPipeline(model, split_stages(model, P), stash=stash)
+    pipe = AsyncPipeline(model, split_stages(model, P), stash=stash, delays=delays)
     rotated = rotated_weights(model)
     on_cuda = any(p.is_cuda for p in model.parameters())
     freqs = [int(freq)] * P if isinstance(freq, (int, np.integer)) else [int(f) for f in freq]
@@ -304,8 +310,17 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
         if (t + 1) % eval_every == 0 or t == 0:
             ev_steps.append(t + 1)
             ev.append(eval_fn(model))
+            if stop_at is not None and ev[-1] <= stop_at:
+                extra["stopped_at"] = t + 1
+                ev_steps += list(range((t // eval_every + 1) * eval_every, steps + 1, eval_every))
+                ev_steps = sorted(set(ev_steps))
+                ev += [float("nan")] * (len(ev_steps) - len(ev))
+                train += [float("nan")] * (steps - len(train))
+                break
         if on_step is not None:
             on_step()
+    if keep_optimizers:
+        extra["optimizers"] = opts
     return TrainRun(method, int(P), seed, np.array(train), np.array(ev_steps), np.array(ev),
                     time.perf_counter() - t0, extra)
 

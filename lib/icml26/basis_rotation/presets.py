@@ -37,7 +37,14 @@ left the half-decade grid's best match near the edge of the tolerance, and the s
 published ``full`` run (24ad060) the fresh review asked for 1e-2 in the baseline's grid (its fastest rate, 3e-3, was
 the grid's edge) and for the negative control; a one-seed pilot (seed 0, constant rate) then showed NAdamW at 1e-2
 never reaching the target at ``P = 1``, and AdamW reaching it in 1160 / 610 iterations at 1e-3 / 3e-3 and stuck above
-it at ``P = 8`` at 2e-3; no region, tolerance or rate of basis rotation's grid was changed after it.
+it at ``P = 8`` at 2e-3; no region, tolerance or rate of basis rotation's grid was changed after it. After the second
+independent review (of fc4ca5a): every matched-speed run stops at the target and may run ``steps_factor`` times the
+main sweep's length (constant rate; the warm-up and PipeDream-LR's window keep the main sweep's lengths), so that the
+baseline censored at ``P = 8`` in the published run can reach the target; ``tuned_extra`` adds basis rotation's rates
+above its grid (3e-3) for the asynchronously tuned reading (claims C4t, C4ts), outside the matched-speed rule, which
+never sees them. The same review added the zero-delay positive control (claim C4z: the main methods on the deepest
+``P``'s stage split with every delay 0, on every seed, each run stopped at the target) and a one-sided exact-basis arm
+of the Kronecker toy (claim C3ce).
 
 Parallel runs: ``parallel`` (``book`` and ``full``) sends the independent pipeline runs to a pool of single-thread
 worker processes (one per core, capped by ``ICML26_CPUS``; :func:`~icml26.basis_rotation.experiments.run_sweeps`); each
@@ -57,9 +64,13 @@ from typing import Any
 _MLP = dict(d_in=16, d_out=4, width=64, n_blocks=8, n_train=8192, cond=30.0, batch=64, lr=1e-3,
             eval_every=10, shampoo_beta=0.99, target_factor=1.5, parallel=True,
             target_grid=(1.25, 1.5, 2.0, 3.0, 4.0, 6.0), freq_slow=100, freq=10)
-_MATCH = dict(base_lrs=(1e-3, 3e-3, 1e-2), br_lrs=(1e-4, 3e-4, 1e-3), ctrl="AdamW", ctrl_lrs=(1e-3, 3e-3), tol=0.15)
+_MATCH = dict(base_lrs=(1e-3, 3e-3, 1e-2), br_lrs=(1e-4, 3e-4, 1e-3), ctrl="AdamW", ctrl_lrs=(1e-3, 3e-3), tol=0.15,
+              steps_factor=2, tuned_extra=(3e-3,))
 _HESS = dict(d_in=16, d_out=4, width=16, n_blocks=4, n_train=8192, cond=30.0, batch=64, lr=3e-3, block=1,
              shampoo_beta=0.99, n_hessian=2048, cauchy_draws=201)
+# C7p: r(H) of the pipeline MLP's own block 1 (64 x 64), Hessian-vector products only, after a P = 1 basis-rotation run of
+# the scale's MLP length (pilot at 100 steps, 51 draws, 2048 examples: 5 s; here ~1/4 of those HVPs a draw)
+_PIPE_H = dict(block=1, n_hessian=1024, draws=101)
 _GPT = dict(n_head=4, lr=3e-3, eval_every=20, eval_batches=4, shampoo_beta=0.99, target_factor=1.1,
             target_grid=(1.1, 1.2, 1.3, 1.5, 2.0), methods=("AdamW", "NAdamW", "BR (2nd, bi)"), parallel=True)
 _TOY = dict(d=32, cond=100.0, lr=1e-2, sigma=0.05, last=200, freq=10)
@@ -89,11 +100,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         kron=dict(_KRON, steps=1000, seeds=(0,)),
         mlp=dict(_MLP, steps=100, Ps=(1, 8), seeds=(0,), aux_seeds=(0,), parallel=False,
                  methods=("AdamW", "PipeDream-LR", "NAdamW", "BR (2nd, bi)"), ablation=(),
-                 controls=("AdamW (beta1 0.6)",), matched=dict(_MATCH, br_lrs=(3e-4, 1e-3), base_lrs=(1e-3, 3e-3), frontier=False),
+                 controls=("AdamW (beta1 0.6)",), matched=dict(_MATCH, br_lrs=(3e-4, 1e-3), base_lrs=(1e-3, 3e-3), frontier=False, steps_factor=1),
                  nostash_methods=("AdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
         gpt=dict(_GPT, d_model=32, n_layer=2, ctx=32, batch=8, steps=40, Ps=(1, 2), seeds=(0,), max_chars=200_000,
                  eval_every=5, parallel=False),
-        hessian=dict(_HESS, steps=100, n_hessian=1024, seeds=(0,)),
+        hessian=dict(_HESS, steps=100, n_hessian=1024, seeds=(0,), pipe=dict(block=1, n_hessian=256, draws=21)),
     ),
     # measured (results/book, commit 24ad060): 496 s timed (505 s wall) on 2 shared cores, over the 300 s budget:
     # MLP 227 s (69 runs x 800 steps), matched 66, GPT 60 (18 x 300), no stashing 34, direction 28, Kronecker 25,
@@ -104,7 +115,10 @@ PRESETS: dict[str, dict[str, Any]] = {
     # (``frontier=False``): ~135 MLP run-equivalents of 500 steps in all. A probe of this session (18 runs of the main
     # sweep and ablation at book size, two warm workers, the machine otherwise half busy) took 17 s, ~1 s a run:
     # ~135 s of MLP runs + ~25 s GPT + ~70 s toys and theory + ~5 s for the pool: ~235 s estimated, more where the
-    # second core is busy.
+    # second core is busy. Second review (estimated): the deepest P at every grid rate of the baseline and basis rotation
+    # plus basis rotation at 3e-3 (C4t, ~12 runs, ~15 s), the zero-delay control (12 runs stopped at the target, ~5 s),
+    # the longer censored matched runs (~+10 s), the Kronecker one-sided exact arm (~4 s), C7p (3 in-process basis-rotation
+    # runs of 500 steps and ~400 Hessian-vector products each, ~7 s a seed: ~20 s): ~+55 s, ~235 s -> ~290 s estimated.
     "book": dict(
         toy=dict(_TOY, taus=(0, 15), seeds=(0, 1, 2, 3, 4, 5), steps=2500), invariance=dict(tau=15, steps=2000),
         traj=dict(_TRAJ, seeds=(0, 1, 2)), interactive_steps=300,
@@ -116,7 +130,7 @@ PRESETS: dict[str, dict[str, Any]] = {
                  matched=dict(_MATCH, br_lrs=(3e-4, 1e-3), frontier=False),
                  nostash_methods=("AdamW", "NAdamW", "BR (2nd, bi)"), split_freqs=(5, 10)),
         gpt=dict(_GPT, d_model=32, n_layer=4, ctx=32, batch=16, steps=200, Ps=(1, 4), seeds=(0, 1, 2), max_chars=None),
-        hessian=dict(_HESS, steps=400, seeds=(0, 1, 2)),
+        hessian=dict(_HESS, steps=400, seeds=(0, 1, 2), pipe=dict(_PIPE_H)),
     ),
     # measured (results/full, commit 24ad060): 2420 s timed (2428 s wall) on 2 shared cores: MLP 1177 s (109 runs of
     # 3000 steps: ~7 s a baseline run at P = 1, ~8 s at P = 8, ~12.5 s basis rotation, ~14 s an ablation variant),
@@ -125,6 +139,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     # matched-speed frontier and negative control (~31 runs, ~330 s in one process), GPT seeds 3 -> 5 (+12 runs, ~370 s
     # in one process); dropped the separate constant-schedule runs at the official rate (the frontier holds them).
     # ~3100 s of runs in one process: ~1800 s on two idle workers, ~2400 s if the second core is half busy.
+    # Second review (estimated, not yet run at full): the zero-delay control, 20 runs stopped at the target (~1/3 of a
+    # run each: ~80 s in one process); basis rotation at 3e-3 on the auxiliary seeds at P = 1 and 8 (6 runs, ~90 s, up
+    # to ~150 s where censored at twice the length); the Kronecker toy's one-sided exact arm (~15 s); the matched-speed
+    # runs stop at the target (saves ~2/3 of the ~24 basis-rotation runs that reach it early, ~150 s) and run censored
+    # runs twice as long (~20 runs, +~160 s); C7p (3 in-process basis-rotation runs of 3000 steps, ~12.5 s each, and ~400
+    # Hessian-vector products on 1024 examples, ~5 s each seed: ~50 s): about +250 s in one process, ~+170 s with the
+    # pipeline runs on two workers (C7p runs in the main process): ~1950-2600 s, under the 2700 s budget.
     "full": dict(
         # 10 seeds for the toys (3-seed t-intervals, multiplier 4.30, left C1a/C1c/C1d undecided with every seed on
         # one side) and the alignment runs at book's 300 steps (at 600 they reach the late tau = 4 instability that
@@ -135,7 +156,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         kron=dict(_KRON, steps=3000, seeds=(0, 1, 2, 3, 4)),
         mlp=_FULL_MLP,
         gpt=_FULL_GPT,
-        hessian=dict(_HESS, steps=1000, seeds=(0, 1, 2)),
+        hessian=dict(_HESS, steps=1000, seeds=(0, 1, 2), pipe=dict(_PIPE_H)),
         gpu=dict(
             mlp=dict(_FULL_MLP, n_blocks=32, residual=True, Ps=(1, 8, 32)),
             gpt=dict(_FULL_GPT, d_model=128, n_layer=16, ctx=128, batch=32, steps=2000, Ps=(1, 16))),

@@ -22,7 +22,7 @@ import torch
 from .optim import BasisRotationAdam
 
 TOY_METHODS = ("adam", "exact", "br")
-KRON_METHODS = ("adam", "uni", "bi", "exact")
+KRON_METHODS = ("adam", "uni", "bi", "exact", "exact_uni")
 
 
 def rotation2d(theta: float) -> np.ndarray:
@@ -169,7 +169,8 @@ def kronecker_regression(*, method: str, tau: int, steps: int, seed: int = 0, m:
     ``E[G^T G] ~ S_x`` near the optimum, Fisher ~ Hessian), delayed by ``tau`` steps. ``method``:
     ``"adam"`` (identity basis), ``"uni"`` (one-sided rotation, the smaller side: left), ``"bi"`` (both), or
     ``"exact"``: Adam frozen in the exact two-sided eigenbasis ``Q_A (x) Q_x`` (basis rotation with a perfect
-    estimate: the lemma's minimiser, a diagnostic of the estimator's own cost).
+    estimate: the lemma's minimiser, a diagnostic of the estimator's own cost), or ``"exact_uni"``: Adam frozen in
+    the exact left eigenbasis ``Q_A`` only (one-sided rotation with a perfect estimate; the lemma's middle term).
     Returns the excess risk averaged over the last ``last`` steps.
     """
     if method not in KRON_METHODS:
@@ -192,6 +193,8 @@ def kronecker_regression(*, method: str, tau: int, steps: int, seed: int = 0, m:
         opt.fix_basis(W)
     elif method == "exact":
         opt.fix_basis(W, left=torch.tensor(Qa), right=torch.tensor(Qx))
+    elif method == "exact_uni":
+        opt.fix_basis(W, left=torch.tensor(Qa))
     hist = deque([W.detach().clone()] * (tau + 1), maxlen=tau + 1)
     risks = []
     for t in range(steps):
