@@ -67,3 +67,55 @@ def test_dsact_fidelity_check_can_fail(monkeypatch):
     orig = L.dsact_loss
     monkeypatch.setattr(L, "dsact_loss", lambda *a, **k: orig(*a, **{**k, "eps": 0.2}))   # a wrong epsilon must show
     assert dsact_fidelity_gap(seed=3) > 1e-4
+
+
+# second fix pass (book run at 95ab0cf): the surge-window statistic, its power, seed heads and labelled variants
+
+def test_surge_overestimate_reads_the_window_positive_part():
+    from icml26.dsac_aid import surge_overestimate
+    steps = np.arange(100, 3001, 100)
+    b = np.full((steps.size, 2), -5.0)
+    inside = (steps >= 1000) & (steps <= 2000)
+    b[inside, 0] = 3.0                     # an overestimate inside the window
+    b[steps > 2000, 1] = 50.0              # a late drift outside it: ignored
+    b[inside, 1] = -8.0                    # an underestimate counts 0, not -8
+    out = surge_overestimate(steps, b, 3000)
+    assert out[0] == pytest.approx(3.0) and out[1] == 0.0
+    with pytest.raises(ValueError):
+        surge_overestimate(steps, b[:, 0], 3000)
+    with pytest.raises(ValueError):
+        surge_overestimate(steps, b, 3000, window=(0.7, 0.6))
+    with pytest.raises(ValueError):
+        surge_overestimate(steps[:5], b[:5], 3000)      # fewer than 3 events in the window
+
+
+def test_t_power_matches_a_simulation():
+    from icml26.dsac_aid import t_power
+    from scipy import stats
+    rng = np.random.default_rng(0)
+    x = rng.normal(1.0, 1.0, size=(20000, 12))
+    m, s = x.mean(1), x.std(1, ddof=1)
+    sim = np.mean(m - stats.t.ppf(0.975, 11) * s / np.sqrt(12) > 0)
+    assert t_power(1.0, 1.0, 12) == pytest.approx(sim, abs=0.01)
+    assert t_power(0.0, 1.0, 12) == pytest.approx(0.025, abs=1e-9)
+    with pytest.raises(ValueError):
+        t_power(1.0, 0.0, 12)
+
+
+def test_head_keeps_the_first_seeds_of_every_variant_and_labelled_variants():
+    cfg = dict(hidden=[8, 8], batch=16, gamma=0.9, lr=3e-3, tau=0.05, reward_scale=0.1, alpha0=0.01, warmup=40,
+               eval_every=20, mc_rollouts=2, mc_episodes=1, mc_first_steps=5, planted_switch=0.3, planted_small_switch=0.3,
+               steps=60, step_noise=2.0)
+    run = run_jackpot("DSAC-T", ("trap", "trap@J=14"), 3, cfg, show_progress=False, env_kwargs={"trap@J=14": {"jackpot": 14.0}})
+    assert run.variants == ["trap"] * 3 + ["trap@J=14"] * 3 and run.seeds == [0, 1, 2] * 2
+    h = run.head(2)
+    assert h.variants == ["trap"] * 2 + ["trap@J=14"] * 2 and h.seeds == [0, 1] * 2
+    full = run.series("bias_jackpot", "trap@J=14")
+    assert np.array_equal(h.series("bias_jackpot", "trap@J=14"), full[:, :2])
+    assert np.array_equal(h.series("q_true_jackpot", "trap"), run.series("q_true_jackpot", "trap")[:, :2])
+    with pytest.raises(ValueError):
+        run.head(4)
+    with pytest.raises(ValueError):
+        run_jackpot("DSAC-T", ("trap", "trap"), 1, cfg, show_progress=False)
+    with pytest.raises(ValueError):
+        run_jackpot("DSAC-T", ("nope@J=3",), 1, cfg, show_progress=False)

@@ -67,6 +67,20 @@ class JackpotRun:
     def series(self, key: str, variant: str) -> np.ndarray:
         return self.log.series(key)[:, self.select(variant)]
 
+    def head(self, n: int) -> "JackpotRun":
+        """The same run restricted to its first `n` seeds of every variant (the recorded series only; ``model`` is the
+        whole batched agent). Rows are keyed by their seed alone (`BatchedAgent(row_seeds=...)`), so a run of more
+        seeds read through ``head(n)`` stays paired with an n-seed run of the same ``seed`` (same initial weights and
+        warm-up actions per seed; the minibatch draws differ)."""
+        per_variant = self.variants.count(self.variants[0])
+        if not 1 <= n <= per_variant:
+            raise ValueError(f"head: need 1 <= n <= {per_variant} seeds per variant, got {n}")
+        keep = np.array([k % per_variant < n for k in range(len(self.variants))])
+        log = TrainLog(list(self.log.steps), [{k: np.asarray(v)[keep] for k, v in r.items()} for r in self.log.records],
+                       self.log.seconds)
+        return JackpotRun(self.agent, [v for v, m in zip(self.variants, keep) if m], [s for s, m in zip(self.seeds, keep) if m],
+                          log, self.steps, self.model)
+
 
 def jackpot_evaluator(envs: list[JackpotLine], rollouts: int, mc_episodes: int, mc_first_steps: int,
                       mc_env: callable, seeds: list[int]):
@@ -138,20 +152,22 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     """Train `agent_name` on every variant x seed as one batched agent (seeds paired across agents and variants).
 
     ``env_kwargs[variant]`` overrides that variant's JackpotLine arguments (e.g. ``jackpot=J`` for a noise
-    level); the ``planted`` variant switches its jackpot mean after ``cfg["planted_switch"]`` x steps env steps, the
+    level); a variant may carry a label, ``'trap@J=14'``: the named variant ``trap`` with ``env_kwargs['trap@J=14']``,
+    so that several settings of one variant train as one batched run (the noise sweep); the ``planted`` variant switches its jackpot mean after ``cfg["planted_switch"]`` x steps env steps, the
     ``planted-small`` one after ``cfg["planted_small_switch"]`` x steps. ``cfg["dense_every"]`` / ``cfg["dense_until"]``
     (optional) add measurement-only evaluation events early in training (`training.train`)."""
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be >= 1, got {n_seeds}")
     env_kwargs = dict(env_kwargs or {})
+    if len(set(variants)) != len(variants):
+        raise ValueError(f"run_jackpot: variants must be distinct, got {variants}")
     for v in variants:
-        if v not in VARIANTS:
-            raise ValueError(f"unknown variant {v!r}; valid: {', '.join(VARIANTS)}")
-    if "planted" in variants:
-        env_kwargs["planted"] = {"switch_step": int(cfg["planted_switch"] * cfg["steps"]), **env_kwargs.get("planted", {})}
-    if "planted-small" in variants:
-        env_kwargs["planted-small"] = {"switch_step": int(cfg["planted_small_switch"] * cfg["steps"]),
-                                       **env_kwargs.get("planted-small", {})}
+        if v.split("@")[0] not in VARIANTS:
+            raise ValueError(f"unknown variant {v!r}; valid: {', '.join(VARIANTS)} (optionally labelled 'name@tag')")
+    for v in variants:   # a planted variant (labelled or not) switches after its preset fraction of training
+        frac = {"planted": "planted_switch", "planted-small": "planted_small_switch"}.get(v.split("@")[0])
+        if frac is not None:
+            env_kwargs[v] = {"switch_step": int(cfg[frac] * cfg["steps"]), **env_kwargs.get(v, {})}
     per = [v for v in variants for _ in range(n_seeds)]
     seeds = [seed * 100 + k for _ in variants for k in range(n_seeds)]
     ac = toy_config(agent_name, cfg)
@@ -159,11 +175,12 @@ def run_jackpot(agent_name: str, variants: tuple[str, ...], n_seeds: int, cfg: d
     # every variant (trap and trap-clean, review of 5287791, D3); the preset's pervasive reward noise on every variant
     agent = BatchedAgent(ac, 1, 1, len(per), seed=seed * 7919 + 17, device=device, row_seeds=seeds)
     noise = {"step_noise": float(cfg.get("step_noise", 0.0))}
-    train_envs = [make_jackpot(v, **{**noise, **env_kwargs.get(v, {})}) for v in per]
+    base = lambda v: v.split("@")[0]   # a labelled variant 'trap@J=14' is the named variant 'trap' with its env_kwargs
+    train_envs = [make_jackpot(base(v), **{**noise, **env_kwargs.get(v, {})}) for v in per]
 
     def mc_env(s: int) -> JackpotLine:   # a fresh copy at the training environment's current jackpot mean
         kw = {**noise, **env_kwargs.get(per[s], {}), "mean": train_envs[s].current_mean, "early_mean": None, "switch_step": 0}
-        return make_jackpot(per[s], **kw)
+        return make_jackpot(base(per[s]), **kw)
 
     evaluate = jackpot_evaluator(train_envs, cfg["mc_rollouts"], cfg["mc_episodes"], cfg["mc_first_steps"], mc_env, seeds)
     cache: dict = {}
@@ -205,6 +222,56 @@ def impulse(steps: np.ndarray, bias: np.ndarray, q_true: np.ndarray, total_steps
     late_level = bias[late].mean(axis=0)
     return {"b_max": b_max, "b_final": b_final, "t_max": steps[i], "drop": drop, "impulse": ok,
             "peak_first_half": peak_first, "late_level": late_level, "amplitude": peak_first - late_level}
+
+
+SURGE_WINDOW = (1 / 3, 2 / 3)
+"""The surge window of `surge_overestimate`, as fractions of training (second fix pass of the review of 5287791)."""
+
+SURGE_DESIGN = {"planted_effect": 5.07, "planted_sd": 3.12, "aleatoric_sd": 3.44, "probe_seeds": 24,
+                "planted_effect_low": 3.61, "planted_sd_low": 2.65}
+"""The design numbers of C3w / P3w, measured *before* the chapter's book run by this revision's probes (DSAC-T at book
+sizes, 2 x 12 seeds, seed batches 0 and 1, `surge_overestimate` at the jackpot probe, paired against the noise-free
+jackpot): the planted control (`surge_planted_mean` 1.6 until `planted_switch`) gave +5.07 (per-seed sd 3.12; the
+weaker batch +3.61, sd 2.65); the noisy-minus-noise-free pair had a per-seed sd of 3.44. The threshold-sized planted
+jackpot of P3a (1.2) gave +1.37 (sd 3.62; +2.89 in one batch, -0.15 in the other: where the warm-up's few jackpot
+samples put it below the bank, the policy never collects the planted data) and the impulse amplitude of C3a a per-seed
+sd of 5.6 (planted) and 6.2 (noisy pair). `t_power` turns these into the chapter's expected power (T12)."""
+
+
+def surge_overestimate(steps: np.ndarray, bias: np.ndarray, total_steps: int,
+                       window: tuple[float, float] = SURGE_WINDOW) -> np.ndarray:
+    """Per seed: the mean overestimation (b)^+ = max(b, 0) of a bias curve over the evaluation events in the surge
+    window, ``window[0] * total_steps <= step <= window[1] * total_steps``. ``bias``: (n_evals, S), reward units.
+
+    Why this statistic (the book run at 95ab0cf and this revision's probes): the impulse amplitude of `impulse` (the
+    first half's peak minus the late level) at the jackpot probe had a per-seed sd of 4-8 reward units, in the
+    noise-free jackpot as much as in the noisy one. Its late level is read at a state-action the settled policy no
+    longer visits, where the critic drifts by up to ~15 units in some seeds (extrapolation with no fresh data), and its
+    first-half peak mostly falls before the values have propagated (the critics start ~8 units below Q^pi and reach it
+    at about a third of training). The window starts when values have propagated, ends before the late drift, and
+    averages ~10 events instead of taking one maximum; the positive part reads the surge as an *overestimation*
+    (a critic still below Q^pi contributes 0, not a large negative number)."""
+    steps, bias = np.asarray(steps, float), np.asarray(bias, float)
+    if bias.ndim != 2 or bias.shape[0] != steps.size:
+        raise ValueError(f"surge_overestimate: bias must be (n_evals, S) with n_evals = len(steps), got {bias.shape}")
+    lo, hi = window
+    if not 0 <= lo < hi <= 1:
+        raise ValueError(f"surge_overestimate: need 0 <= window[0] < window[1] <= 1, got {window}")
+    inside = (steps >= lo * total_steps) & (steps <= hi * total_steps)
+    if inside.sum() < 3:
+        raise ValueError(f"surge_overestimate: need >= 3 evaluation events in the window {window}, got {int(inside.sum())}")
+    return np.maximum(bias[inside], 0.0).mean(axis=0)
+
+
+def t_power(effect: float, sd: float, n: int, alpha: float = 0.025) -> float:
+    """Power of the book's verdict for a claim 'mean > 0' read from a two-sided 95 % Student-t interval over n seeds (its
+    lower end above 0 is a one-sided test at `alpha`), at a true mean `effect` and per-seed sd `sd`: the noncentral-t
+    probability P(T'(n - 1, effect sqrt(n) / sd) > t_{1 - alpha, n - 1})."""
+    if not (n >= 2 and sd > 0 and 0 < alpha < 0.5 and np.isfinite(effect)):
+        raise ValueError(f"t_power: need n >= 2, sd > 0, 0 < alpha < 0.5, a finite effect; got {n}, {sd}, {alpha}, {effect}")
+    from scipy import stats
+    df = n - 1
+    return float(stats.nct.sf(stats.t.ppf(1 - alpha, df), df, effect * np.sqrt(n) / sd))
 
 
 def clipped_sigma_fixed_point(jackpot: float, mean: float, gamma: float, sigma_bar: float, bound: float = 3.0,

@@ -22,7 +22,11 @@ from __future__ import annotations
 
 _TOY = dict(hidden=[32, 32], batch=64, gamma=0.9, lr=3e-3, tau=0.05, reward_scale=0.1, alpha0=0.01, warmup=300,
             eval_every=500, mc_rollouts=32, mc_episodes=2, mc_first_steps=25, planted_switch=0.35,
-            planted_small_switch=0.35, dense_every=0, dense_until=0, step_noise=2.0)
+            planted_small_switch=0.35, dense_every=0, dense_until=0, step_noise=2.0, surge_planted_mean=1.6)
+# Second fix pass (book run at 95ab0cf: P3a 2.63 [-13.2, 18.5], n = 6): C3w / P3w read the surge-window overestimation
+# (`experiments.surge_overestimate`) on `surge_seeds` seeds of DSAC-T, with a planted jackpot of mean `surge_planted_mean`
+# (1.6: the threshold-sized 1.2 of P3a planted nothing in the seeds whose warm-up put the jackpot below the bank);
+# the design numbers are `experiments.SURGE_DESIGN` (probes before the run).
 # The review of 5287791 redesign, chosen from the design calculation in the notebook's Theory (`warmup_design`,
 # `clipped_sigma_fixed_point`) before any run: pervasive reward noise of sd 2 on every step (`step_noise`: the clip scale
 # 3 sigma_bar >= 3 x 2/sqrt(1 - 0.81) = 13.8 lets the jackpot's 6.3-unit residual through; predicted learned/analytic
@@ -39,6 +43,7 @@ PRESETS = {
         "toy": {**_TOY, "steps": 1000,   # 1000 (was 1200): the 300-step warm-up's extra updates kept smoke <= 60 s
                  "eval_every": 100, "mc_rollouts": 8, "mc_episodes": 1},
         "seeds": 2,
+        "surge_seeds": 2,
         "agents": ["DSAC-T", "DSAC-AID", "AID beta fixed"],
         "control_agent": "DSAC-T",
         "sweep_J": [],
@@ -56,8 +61,14 @@ PRESETS = {
                  # seeds x 3000 steps with 30 events took 28 s), DSAC-AID on the noise-free jackpot (N4), the threshold-sized
                  # planted control (P3s) and the J sweep of DSAC-T (2 x 3 seeds, ~15 s) add ~70 s; the fixed-beta agent
                  # on the treasure alone (its trap runs fed no claim) saves ~20 s
-        "toy": {**_TOY, "steps": 3000, "eval_every": 200, "dense_every": 50, "dense_until": 1500},
+        # second fix pass: dense grid every 100 (was 50; -12 evaluation events per run, ~-15 s) to pay for the 12 surge seeds
+        "toy": {**_TOY, "steps": 3000, "eval_every": 200, "dense_every": 100, "dense_until": 1500},
         "seeds": 6,
+        # C3w / P3w (second fix pass): DSAC-T runs every JackpotLine variant in one batched run of 12 seeds (the other
+        # DSAC-T readings take its first `seeds`); probes at book sizes: one 72-row run + the merged noise sweep cost
+        # ~+4 s per 1000 steps against the two runs + two sweep runs they replace (+~13 s at book), the sparser dense grid
+        # ~-15 s: book estimate ~285 s (the 95ab0cf book run took 285 s); T12's design power of P3w at 12 seeds 0.99
+        "surge_seeds": 12,
         "agents": ["DSAC-T", "AID beta=0", "DSAC-AID", "AID beta fixed"],
         "control_agent": "DSAC-T",
         "sweep_J": [3.5, 14.0],
@@ -92,6 +103,9 @@ PRESETS = {
         # climbing: expect C8 to be judged inconclusive (curves not flattened) at 30k steps on CPU.
         "toy": {**_TOY, "steps": 8000, "hidden": [64, 64], "batch": 128, "dense_every": 100, "dense_until": 2000},
         "seeds": 10,
+        # second fix pass: DSAC-T's one batched run of every variant at 12 seeds (6 x 12 rows against 2 x 10 + 3 x 10:
+        # ~+22 rows x 8000 steps x ~1 ms ~ +180 s): full estimate ~2410 s (not run)
+        "surge_seeds": 12,
         "agents": ["DSAC-T", "AID beta=0", "DSAC-AID", "AID beta fixed", "AID w/o pi_b"],
         "control_agent": "DSAC-T",
         "sweep_J": [3.5, 14.0],
