@@ -767,3 +767,67 @@ def test_top_rule_needs_enough_held_out_prompts():
     assert ex.top_rule(rules, z, 31) is None and ex.top_rule([], z, 0) is None
     with pytest.raises(ValueError, match="min_prompts"):
         ex.top_rule(rules, z, -1)
+
+
+def test_interval_power_matches_the_verdicts_pass_rate_and_the_detectable_gap():
+    """ex.interval_power (P3p's power at the claim's seeds): ~0.8 at min_detectable_gap's gap, a simulated pass rate of
+    the verdict's test, monotone in the effect and the seeds, a point interval when sd = 0, and input checks."""
+    from scipy.stats import t
+
+    sd, n = 0.45, 40
+    gap = ex.min_detectable_gap(sd, n, 0.01)
+    assert ex.interval_power(gap, sd, n, 0.01) == pytest.approx(0.8, abs=0.02)
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.2, sd, size=(4000, n))
+    low = x.mean(1) - t.ppf(0.975, n - 1) * x.std(1, ddof=1) / math.sqrt(n)
+    assert abs(np.mean(low >= 0.01) - ex.interval_power(0.2, sd, n, 0.01)) < 0.03
+    assert ex.interval_power(0.1, sd, n, 0.01) < ex.interval_power(0.2, sd, n, 0.01) < ex.interval_power(0.2, sd, 4 * n, 0.01)
+    assert ex.interval_power(0.0, sd, n, 0.01) < 0.05
+    assert ex.interval_power(0.3, 0.0, n, 0.2) == 1.0 and ex.interval_power(0.1, 0.0, n, 0.2) == 0.0
+    for bad in (dict(effect=0.1, sd=-1.0, n=n), dict(effect=0.1, sd=sd, n=1), dict(effect=float("nan"), sd=sd, n=n)):
+        with pytest.raises(ValueError):
+            ex.interval_power(bound=0.0, **bad)
+    # control_power's power is the same computation at the closed form's effect and sd
+    q = np.array([0.004, 0.006, 0.01])
+    eff, _, _, pw = ex.control_power(q, 300, 30, 0.2)
+    assert pw == pytest.approx(ex.interval_power(eff, ex.static_recall_sd(q, 300), 30, 0.2))
+
+
+def test_p1b_pairs_coincide_at_book(prevalence):
+    """Issue 45 leftover: at book P1b, P1br and P1bp all showed P1r's value. Not a bug: the book grid's rare-mode regime
+    is its largest budget alone, so B_test == B_max and P1b/P1bp (H - Static at B_max) and P1br (H - Static at B_test)
+    are one pair, the pair that decided P1r there; at full B_max = 1000 lies above the regime (B_test = 500), so P1b's
+    pair is P1's deciding pair (B = 1000 vs Static) instead. The chapter's notes now name each reading's pair."""
+    _, q = prevalence
+    cfg = pl.PRESETS
+    for scale, same in (("book", True), ("full", False), ("smoke", True)):
+        grid = cfg[scale]["budgets"]
+        reg = ex.regime_budgets(q, grid, cfg[scale]["regime_level"], floor=cfg[scale]["regime_floor"])
+        assert (max(reg) == max(grid)) is same, (scale, reg, grid)
+    assert ex.regime_budgets(q, pl.PRESETS["book"]["budgets"], 0.5, floor=0.1) == (500,)
+
+
+def test_p3_control_preset():
+    """P3p runs at full on at most the claim's seeds (its power then carries to the claim's n), on >= 2 at smoke (the
+    code path) and nowhere at book (its cost, presets.py)."""
+    for scale, p in pl.PRESETS.items():
+        assert 0 <= p["p3_control_seeds"] <= len(p["seeds"])
+    assert pl.PRESETS["smoke"]["p3_control_seeds"] >= 2 and pl.PRESETS["full"]["p3_control_seeds"] >= 30
+
+
+@pytest.mark.parametrize("strategy", ["static", "H"])
+def test_search_prefix_does_not_depend_on_the_budget(strategy):
+    """P9c reads its extra seeds from runs at B = cover_budget and the others from the first cover_budget units of the
+    B = budget runs: the same probes, because a search's first B units do not depend on its total budget."""
+    sp = Space(max_digits=1, forms=("free_text", "true_false"))
+    orc = pl.PlantedOracle(sp)
+    short = search(strategy, sp, orc, 100, 3, math.sqrt(2), k=8, split=0.5)
+    long = search(strategy, sp, orc, 400, 3, math.sqrt(2), k=8, split=0.5)
+    assert [p.item for p in short.probes] == [p.item for p in long.probes][:len(short.probes)]
+    assert sorted(short.failures()) == sorted(long.failures(100))
+
+
+def test_p9c_cover_seeds_preset():
+    for p in pl.PRESETS.values():
+        sm = p["smollm2"]
+        assert sm["cover_budget"] <= sm["budget"] and len(set(sm["cover_seeds"])) == len(sm["cover_seeds"]) >= 1

@@ -232,16 +232,28 @@ def control_power(q: np.ndarray, B: int, n: int, bound: float, factor: int = 4, 
     reproduced there shows no power, and a claim it licenses cannot be read as not reproduced. The control's power
     is P(the lower end of its Student-t interval >= ``bound``) at that expected effect, with the per-run sd of
     `static_recall_sd` that the gap needed uses (a normal-shift approximation with t quantiles)."""
-    from scipy.stats import t as student_t
-
     if int(factor) != factor or factor < 2:
         raise ValueError(f"the control's budget factor must be an integer >= 2, got {factor}")
     effect = static_recall_closed_form(q, factor * B, min_failures) - static_recall_closed_form(q, B, min_failures)
     _, need, _ = reachable_with_power(q, B, n, bound, min_failures, confidence, power)
     sd = static_recall_sd(q, B, min_failures)
-    shift = (effect - bound) * math.sqrt(n) / sd if sd > 0 else math.copysign(math.inf, effect - bound)
-    pw = float(student_t.sf(student_t.ppf((1 + confidence) / 2, n - 1) - shift, n - 1))
+    pw = interval_power(effect, sd, n, bound, confidence)
     return float(effect), need, bool(effect >= need), pw
+
+
+def interval_power(effect: float, sd: float, n: int, bound: float, confidence: float = 0.95) -> float:
+    """P(the lower end of the Student-t interval of a paired mean lies at or above ``bound``) when the true mean
+    difference is ``effect`` and the per-seed sd is ``sd``, at ``n`` seeds: the verdict "reproduced" of a region
+    ">= bound" (a normal-shift approximation with t quantiles, as `min_detectable_gap`). With sd 0 the interval is
+    a point: power 1 when ``effect`` >= ``bound``, else 0."""
+    from scipy.stats import t as student_t
+
+    if n < 2 or not sd >= 0 or not math.isfinite(effect):
+        raise ValueError(f"need n >= 2 seeds, sd >= 0 and a finite effect, got n = {n}, sd = {sd}, effect = {effect}")
+    if sd == 0:
+        return float(effect >= bound)
+    shift = (effect - bound) * math.sqrt(n) / sd
+    return float(student_t.sf(student_t.ppf((1 + confidence) / 2, n - 1) - shift, n - 1))
 
 
 def oracle_embedding(oracle: PlantedOracle, fail: Sequence[Item], passing: Sequence[Item], lam: float, n_pca: int,
