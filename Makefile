@@ -33,7 +33,7 @@ test: $(STAMP)
 BENCH_EXTRA := $(VENV)/bench-extra
 
 $(BENCH_EXTRA)/.installed: $(STAMP)
-	$(BIN)/python -m pip install --quiet --no-deps --target $(BENCH_EXTRA) mbrs==0.1.8
+	$(BIN)/python -m pip install --quiet --no-deps -c constraints.txt --target $(BENCH_EXTRA) mbrs==0.1.8
 	@touch $@
 
 bench: $(BENCH_EXTRA)/.installed

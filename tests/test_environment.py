@@ -18,6 +18,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+from makefile_recipes import install_recipe
 
 ROOT = Path(__file__).resolve().parent.parent
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -140,7 +141,7 @@ def test_postbuild_installs_what_make_install_installs_without_dependencies():
     assert post_build.stat().st_mode & 0o111, "postBuild must be executable"
     assert post_build.read_text().startswith("#!/bin/bash\n")
     ours = {name: version for name, (version, _) in _no_deps_installs(post_build.read_text()).items()}
-    make = {name: version for name, (version, _) in _no_deps_installs((ROOT / "Makefile").read_text()).items()}
+    make = {name: version for name, (version, _) in _no_deps_installs(install_recipe()).items()}
     assert ours == make, f"postBuild installs {ours} with --no-deps, `make install` {make}"
 
 

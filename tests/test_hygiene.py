@@ -125,16 +125,15 @@ def _make_install_requirements() -> tuple[list[str], list[str]]:
     Other targets' installs (`make bench`'s mbrs in its own folder) are not part of `make install`."""
     import shlex
 
+    from makefile_recipes import install_recipe
+
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requirements, no_deps = [], []
-    rule = None
-    for line in (ROOT / "Makefile").read_text().splitlines():
-        if line and not line[0].isspace() and ":" in line and not line.lstrip().startswith("#"):
-            rule = line.split(":", 1)[0].strip()  # the target whose recipe follows
-        if rule != "$(STAMP)" or "pip install" not in line:
+    for line in install_recipe().splitlines():
+        if "pip install" not in line:
             continue
         words = iter(shlex.split(line.split("pip install", 1)[1]))
-        flags_with_value = {"-c", "--constraint", "-t", "--target", "-r", "--requirement", "-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+        flags_with_value = {"-c", "--constraint", "-r", "--requirement", "-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
         target = no_deps if "--no-deps" in line else requirements
         for word in words:
             if word in flags_with_value:
