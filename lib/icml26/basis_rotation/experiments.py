@@ -171,12 +171,16 @@ def _plain(v):
     return v
 
 
+def teacher_data(cfg: dict) -> TeacherRegression:
+    """The deep MLP's data set (:class:`TeacherRegression`, seed 0) at ``cfg``'s sizes, on the CPU."""
+    return TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+
+
 def mlp_task(cfg: dict, device=None) -> Task:
     """Deep tanh MLP on :class:`TeacherRegression` (stand-in for the paper's GPT + OpenWebText), on ``device``
     (default :func:`icml26.device`: CUDA when present). ``cfg["residual"]`` (default False): residual blocks."""
     dev = _device(device)
-    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"],
-                             seed=0).to(dev)
+    data = teacher_data(cfg).to(dev)
 
     def make():
         return DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"], residual=cfg.get("residual", False))
@@ -531,7 +535,7 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
     one block's exact Hessian in the original coordinates, in the optimizer's estimated basis ``U (x) V``, and in a
     Haar-random Kronecker basis ``U_r (x) V_r`` of the same shape (``r_rand``: the control, a rotation that knows
     nothing of ``H``), and the Cauchy-sketch estimate of ||H||_{1,1} with the exact value."""
-    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+    data = teacher_data(cfg)
     torch.manual_seed(seed)
     model = DeepMLP(cfg["d_in"], cfg["width"], cfg["n_blocks"], cfg["d_out"])
     block = model.blocks[cfg["block"]].mlp
@@ -601,7 +605,7 @@ def pipeline_block_misalignment(cfg: dict, seed: int = 0, *, steps: int, block: 
     V = torch.eye(n, dtype=torch.float64) if V is None else V.detach().double()
     Ur = torch.tensor(random_rotation(m, 7919 + 2 * seed))
     Vr = torch.tensor(random_rotation(n, 7920 + 2 * seed))
-    data = TeacherRegression(d_in=cfg["d_in"], d_out=cfg["d_out"], n_train=cfg["n_train"], cond=cfg["cond"], seed=0)
+    data = teacher_data(cfg)
     x, y = data.x_train[:n_hessian].double(), data.y_train[:n_hessian].double()
     model = model.double()
     W0 = W.detach().double().clone()
