@@ -395,3 +395,51 @@ def test_deal_is_the_one_iid_split():
     assert [len(p) for p in D.deal(local, 0.0, np.random.default_rng(0))] == [40] * D.N_STAGES
     with pytest.raises(ValueError):
         D.deal(local, 1.5, np.random.default_rng(0))
+
+
+def test_round_selector_keeps_the_earliest_best_round_as_a_copy():
+    sel = ex.RoundSelector(n_items=10)
+    p = {0: {"w": torch.zeros(2)}}
+    for r, score in enumerate([0.3, 0.7, 0.5, 0.7]):           # 0.7 again at round 3: a tie of counts, the earlier kept
+        p[0]["w"].fill_(float(r))                             # in-place training changes the live tensors
+        sel.offer(r, score, p)
+    assert sel.round == 1 and sel.count == 7
+    assert sel.states[0]["w"].tolist() == [1.0, 1.0]          # a copy of round 1, not the live (round 3) tensor
+    assert sel.curve == [0.3, 0.7, 0.5, 0.7] and sel.best_curve == [0.3, 0.7, 0.7, 0.7]
+    with pytest.raises(ValueError, match="validation item"):
+        ex.RoundSelector(0)
+
+
+def test_train_shared_tests_every_method_at_its_best_validation_round(base, monkeypatch):
+    """Early stopping, the same for every method: the test sets are read at the round with the best validation score,
+    not at the last round (the state tested is the one read at that round)."""
+    cfg = dict(CFG, shared_steps=4, shared_E=1, seeds=(1,), claim_seeds=(1,), c2_seeds=(1,),
+               c2_methods=("centralized",), claim_methods=("FedAvg-single", "centralized"),
+               shared_methods=("FedAvg-single", "centralized", "local-only"), shared_n_test=2, shared_n_chain=2,
+               shared_n_curve=2, shared_curve_points=4, shared_n_per_client=8)
+    seen: list = []
+    scores = iter([0.25, 0.875, 0.5, 0.125] * 3)                  # validation: best at the second reading
+
+    def fake_selection(model, states, val):
+        seen.append({k: v.clone() for k, v in states[0].items()})
+        return next(scores)
+
+    def fake_score(res, tests, chains=None, shift=0):
+        tested = res.states[0]
+        reads = seen[-4:]                                          # this run's four readings
+        hit = [i for i, st in enumerate(reads) if all(torch.equal(st[k], tested[k]) for k in st)]
+        return np.array([float(hit[0]) if hit else -1.0] * 4), 0.0
+    monkeypatch.setattr(ex, "selection_score", fake_selection)
+    monkeypatch.setattr(ex, "_score", fake_score)
+    out = ex.train_shared(base, cfg, {})
+    for m in cfg["shared_methods"]:
+        assert out["stage"][m][0].tolist() == [1.0] * 4           # the state of reading 1 (index), not the last (3)
+        assert out["selected"][m].tolist() == [2]                  # local steps at the kept round
+        assert out["best_curve"][m][1].tolist() == [[0.25, 0.875, 0.875, 0.875]]
+        assert out["curve"][m][1].tolist() == [[0.25, 0.875, 0.5, 0.125]]
+    # the validation pairs are not the test pairs, and the C2 arms run on c2_seeds
+    vals = ex.shared_val_sets(cfg, 1, 3)
+    tests, _ = ex.shared_test_sets(cfg, 1, 3, 1)
+    assert all(v.inputs != t.inputs for v, t in zip(vals, tests))
+    assert ex.shared_seeds(dict(cfg, claim_seeds=(1, 3), c2_seeds=(1,)), "centralized") == (1,)
+    assert ex.shared_seeds(dict(cfg, claim_seeds=(1, 3), c2_seeds=(1,)), "FedAvg-single") == (1, 3)

@@ -43,14 +43,19 @@ def read_rounds(R: int, points: int) -> list[int]:
     return [r for r in range(R) if (r + 1) % every == 0 or r == R - 1]
 
 
+def disjoint_seeds(cfg: dict) -> tuple:
+    """The test seeds of the disjoint workflow (``disjoint_seeds``; ``seeds`` in presets without the key)."""
+    return tuple(cfg.get("disjoint_seeds", cfg["seeds"]))
+
+
 def train_all(base, cfg: dict, choice: Mapping | None = None, progress=None) -> dict:
-    """Every method of cfg['methods'] at every seed on the disjoint workflow, each at its (E, lr) from
+    """Every method of cfg['methods'] at every seed of `disjoint_seeds` on the disjoint workflow, each at its (E, lr) from
     `disjoint_sweep` (``choice``; a method absent from it runs at the preset's local_steps and lr), at the same total
     of local steps; F1 curves for cfg['curve_methods'], read at about cfg['curve_points'] rounds (``res.steps_at``:
     the local steps per client at each reading, so methods with different E align)."""
     choice = dict(choice or {})
     out: dict = {"runs": {}, "tests": {}, "choice": choice}
-    jobs = [(m, s) for s in cfg["seeds"] for m in cfg["methods"]
+    jobs = [(m, s) for s in disjoint_seeds(cfg) for m in cfg["methods"]
             if m not in cfg["ablation_methods"] or s in cfg["ablation_seeds"]]
     it = progress(jobs, desc="federated runs") if progress else jobs
     for m, s in it:
@@ -102,8 +107,8 @@ def disjoint_sweep(base, cfg: dict, progress=None) -> dict:
     take the choice of the method they are tied to. Returns {"grid": {(m, E, lr): EM}, "counts", "choice", "base": the
     frozen base's EM on the same validation set}."""
     seed = cfg["sweep_seed"]
-    if seed in cfg["seeds"]:
-        raise ValueError(f"the validation seed {seed} must not be a test seed {cfg['seeds']}")
+    if seed in cfg["seeds"] or seed in disjoint_seeds(cfg):
+        raise ValueError(f"the validation seed {seed} must not be a test seed {sorted(set(cfg['seeds']) | set(disjoint_seeds(cfg)))}")
     n = cfg["shared_n_val"]
     rng = np.random.default_rng(55_000 + seed)
     val = [D.stage_pairs(k, n, rng) for k in range(D.N_STAGES)]
@@ -210,7 +215,7 @@ def methods_table(train: dict, cfg: dict) -> dict:
     """method -> (seeds, K) stage EM and (seeds,) chain EM."""
     tab = {}
     for m in cfg["methods"]:
-        seeds = [s for s in cfg["seeds"] if (m, s) in train["runs"]]
+        seeds = [s for s in disjoint_seeds(cfg) if (m, s) in train["runs"]]
         st = np.array([train["runs"][(m, s)].stage for s in seeds])
         ch = np.array([train["runs"][(m, s)].chain for s in seeds])
         tab[m] = {"stage": st, "chain": ch, "seeds": seeds}
@@ -329,28 +334,79 @@ WRONG_READ = ("FedWave-VC", "VC-LoRA-avg", *BASELINES)
 
 
 def shared_seeds(cfg: dict, method: str) -> tuple:
-    """The test seeds a shared-workflow method runs on: ``claim_seeds`` for the arms of the paper claims
-    (``claim_methods``, and their wrong-stage readings), ``seeds`` for the rest."""
+    """The test seeds a shared-workflow method runs on: ``c2_seeds`` for the arms that only C2s and its control N2s
+    read (``c2_methods``: centralized, local-only; a subset of ``claim_seeds`` where C2s has its power), ``claim_seeds``
+    for the other arms of the paper claims (``claim_methods``, and their wrong-stage readings), ``seeds`` for the rest.
+    Presets without ``c2_methods`` run every claim arm on ``claim_seeds``."""
     base_m = method[: -len(" (wrong stage)")] if method.endswith(" (wrong stage)") else method
+    if base_m in cfg.get("c2_methods", ()):
+        return tuple(cfg["c2_seeds"])
     return tuple(cfg["claim_seeds"]) if base_m in cfg["claim_methods"] else tuple(cfg["seeds"])
+
+
+def shared_val_sets(cfg: dict, seed: int, n: int) -> list:
+    """Per-stage *validation* pairs of the shared workflow at a test seed: drawn from their own stream (seeded apart
+    from the seed's test sets, `shared_test_sets`, and from its client data), for model selection (`RoundSelector`)."""
+    rng = np.random.default_rng(65_000 + seed)
+    return [D.shared_stage_pairs(k, n, rng) for k in range(D.N_STAGES)]
+
+
+def selection_score(model, states, val_sets) -> float:
+    """The model-selection score of one training round: mean-stage EM on the seed's validation pairs (oracle stage,
+    instruction in the prompt), the same for every method."""
+    return float(stage_em(model, states, val_sets, instructions=True).mean())
+
+
+class RoundSelector:
+    """Model selection by validation (early stopping), the same rule for every method: of the rounds read, keep the
+    one with the most validation items right (`em_count`: ties are ties of counts; ties go to the earliest round) and
+    a copy of its parameters (``states``: stage -> parameters, cloned, so later in-place training cannot change it).
+    ``curve``: the validation score at each reading; ``best_curve``: the score of the round selection would keep had
+    training stopped at each reading (the running best), the curve the verdict's model rests on."""
+
+    def __init__(self, n_items: int):
+        if n_items < 1:
+            raise ValueError(f"selection needs at least one validation item, got {n_items}")
+        self.n_items = int(n_items)
+        self.round: int | None = None
+        self.count = -1
+        self.states: dict | None = None
+        self.curve: list[float] = []
+        self.best_curve: list[float] = []
+
+    def offer(self, round_id: int, score: float, states: Mapping) -> None:
+        c = em_count(score, self.n_items)
+        if c > self.count:
+            self.round, self.count = int(round_id), c
+            self.states = {k: {n: t.detach().clone() for n, t in p.items()} for k, p in states.items()}
+        self.curve.append(float(score))
+        self.best_curve.append(self.count / self.n_items)
 
 
 def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
     """Every method of ``shared_methods`` on the shared workflow, each with its frozen (E, lr) from `drift_sweep`
     (``choice``; methods absent from it run at (shared_E, lr)), on its seeds (`shared_seeds`: the arms of the paper
     claims on ``claim_seeds``, sized by a power calculation, the others on ``seeds``). Returns {"stage": {m: (seeds,
-    K)}, "chain": {m: (seeds,)}, "seeds": {m: seeds}, "curve": {m: (steps, (seeds, points))}, "choice": choice}; the
-    rows ``wrong_name(m)`` for m in `WRONG_READ` are m read at every stage and hop as the next stage (instruction and
-    VCL of stage s + 1 mod K). Curves (mean-stage EM on the first ``shared_n_curve`` test pairs of each stage against
-    local steps per client) are read at about ``shared_curve_points`` evenly spaced rounds."""
+    K)}, "chain": {m: (seeds,)}, "seeds": {m: seeds}, "curve": {m: (steps, (seeds, points))}, "best_curve": the same
+    shape, "selected": {m: (seeds,) local steps at the kept round}, "choice": choice}; the rows ``wrong_name(m)`` for m
+    in `WRONG_READ` are m read at every stage and hop as the next stage (instruction and VCL of stage s + 1 mod K).
+
+    Model selection (early stopping), the same for every method: at about ``shared_curve_points`` evenly spaced rounds
+    the model is scored on ``shared_n_curve`` *validation* pairs per stage of its seed (`shared_val_sets`, never a test
+    pair; `selection_score`), and the round with the most validation items right is the one evaluated on the test
+    sets (`RoundSelector`). "curve" is that validation score against the local steps per client; "best_curve" is the
+    running best, the validation score of the model selection would keep had training stopped there (the curve the
+    convergence rule reads for the claims)."""
     stage: dict = {m: [] for m in cfg["shared_methods"]}
     chain: dict = {m: [] for m in cfg["shared_methods"]}
     curves: dict = {m: [] for m in cfg["shared_methods"]}
+    best: dict = {m: [] for m in cfg["shared_methods"]}
+    selected: dict = {m: [] for m in cfg["shared_methods"]}
     seeds_of: dict = {m: [] for m in cfg["shared_methods"]}
     steps_at: dict = {}
-    all_seeds = sorted(set(cfg["seeds"]) | set(cfg["claim_seeds"]))
+    all_seeds = sorted(set(cfg["seeds"]) | set(cfg["claim_seeds"]) | set(cfg.get("c2_seeds", ())))
     jobs = [(s, m) for s in all_seeds for m in cfg["shared_methods"] if s in shared_seeds(cfg, m)]
-    tests = {}
+    tests, vals = {}, {}
     for s, m in (progress(jobs, desc="shared workflow") if progress else jobs):
         if s not in tests:
             tests[s] = shared_test_sets(cfg, s, cfg["shared_n_test"], cfg["shared_n_chain"])
@@ -359,12 +415,24 @@ def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
         R = mcfg["rounds"]
         read = read_rounds(R, cfg["shared_curve_points"])
         steps_at[m] = [(r + 1) * E for r in read]
-        sub = [t.subset(range(min(cfg["shared_n_curve"], len(t)))) for t in tests[s][0]]
+        if s not in vals:
+            vals[s] = shared_val_sets(cfg, s, cfg["shared_n_curve"])
+        sel = RoundSelector(cfg["shared_n_curve"] * D.N_STAGES)
         count = iter(range(R))
-        fn = lambda model, states: (stage_em(model, states, sub, instructions=True).mean()
-                                    if next(count) in read else None)
+
+        def fn(model, states, sel=sel, count=count, val=vals[s], read=read):
+            r = next(count)
+            if r not in read:
+                return None
+            score = selection_score(model, states, val)
+            sel.offer(r, score, states)
+            return score
         res = run_method(m, base, mcfg, s, curve_fn=fn)
-        curves[m].append(res.curve)
+        res.states = sel.states                       # the kept round (early stopping), for every method alike
+        res.model.set_params(res.states[0])
+        curves[m].append(sel.curve)
+        best[m].append(sel.best_curve)
+        selected[m].append((sel.round + 1) * E)
         st, chn = _score(res, *tests[s])
         stage[m].append(st)
         chain[m].append(chn)
@@ -376,7 +444,9 @@ def train_shared(base, cfg: dict, choice: dict, progress=None) -> dict:
             seeds_of.setdefault(wrong_name(m), []).append(s)
     return {"stage": {m: np.array(v) for m, v in stage.items()}, "chain": {m: np.array(v) for m, v in chain.items()},
             "seeds": {m: tuple(v) for m, v in seeds_of.items()},
-            "curve": {m: (np.array(steps_at[m]), np.array(v)) for m, v in curves.items()}, "choice": dict(choice)}
+            "curve": {m: (np.array(steps_at[m]), np.array(v)) for m, v in curves.items()},
+            "best_curve": {m: (np.array(steps_at[m]), np.array(v)) for m, v in best.items()},
+            "selected": {m: np.array(v) for m, v in selected.items()}, "choice": dict(choice)}
 
 
 def planted_arms(arms: Mapping, delta: float) -> dict:
