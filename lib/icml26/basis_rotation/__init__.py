@@ -31,7 +31,8 @@ eigenbasis estimation, section 2.1: asynchronous 1F1B with weight stashing).
   grid) and :func:`frontier_at` (read between its rates), :func:`subset_seeds` (per-seed pairs across experiments with fewer seeds);
   :func:`matched_speed_runs` (the whole rule: grids, secant step, chosen rates, frontier),
   :func:`async_tuned` (each method at its rate with the fewest iterations at depth: claims C4t, C4ts)
-* parallel runs: :func:`run_sweeps` (several sweeps at once, in a pool of single-thread workers), :func:`sweep_workers`
+* parallel runs: :func:`run_sweeps` (several sweeps at once, in a pool of single-thread workers), :func:`pool_map` (any
+  seeded module-level job, the toys, in the same pool), :func:`pool_workers`, :func:`sweep_workers`
 * readings before a verdict (:mod:`~icml26.basis_rotation.verdicts`): :func:`gate`, :func:`pipeline_reason`,
   :func:`censored_ratio_reason`, :func:`compare_censored`, :func:`join_reasons`
 """
@@ -42,7 +43,7 @@ from .experiments import (Task, alignment_sweep, async_tuned, censoring_reason, 
                           fastest_lr, final_loss, gpt_task, matched_speed_runs, hessian_diagnostic, pipeline_block_misalignment, intersection_union, levels_2d, lr_frontier, frontier_at,
                           matched_lr, mean_curve, mlp_task, r_2d, run_sweeps, secant_lr, seed_iterations, seed_slowdown, slowdown_sweep,
                           slowdown_table, slowdown_vs_target, stash_degradation, stash_mode_gaps, subset_seeds,
-                          sweep_workers, trajectories_2d)
+                          sweep_workers, pool_map, pool_workers, trajectories_2d)
 from .hessian import cauchy_l11_estimate, l11_ratio, rotate_hessian, weight_hessian
 from .models import DeepMLP, TinyGPT
 from .optim import (BASELINES, METHODS, VARIANTS, BasisRotationAdam, MultiOptimizer, make_stage_optimizer,
@@ -69,6 +70,6 @@ __all__ = [
     "censoring_reason", "seed_slowdown", "depth_growth", "final_loss", "intersection_union", "stash_degradation",
     "split_freqs", "T_CORR_FRACTION", "WARMUP_FRACTION", "stage_aware_freqs", "update_alignment", "kronecker_regression",
     "KRON_METHODS", "fastest_lr", "matched_lr", "secant_lr", "subset_seeds", "stash_mode_gaps", "run_sweeps",
-    "sweep_workers", "lr_frontier", "frontier_at", "async_tuned", "pipeline_block_misalignment", "matched_speed_runs", "censored_ratio_reason", "compare_censored", "gate", "join_reasons",
+    "sweep_workers", "pool_map", "pool_workers", "lr_frontier", "frontier_at", "async_tuned", "pipeline_block_misalignment", "matched_speed_runs", "censored_ratio_reason", "compare_censored", "gate", "join_reasons",
     "pipeline_reason",
 ]

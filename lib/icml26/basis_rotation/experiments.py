@@ -33,25 +33,36 @@ from .toys import random_rotation, rotation2d, run_quadratic, steady_state_loss,
 
 
 # ---------------------------------------------------------------------- toys
+def _delay_job(d: int, cond: float, tau: int, seed: int, steps: int, last: int, lr: float, sigma: float,
+               freq: int) -> tuple[float, float, float]:
+    """One (delay, seed) cell of :func:`delay_sweep`: steady-state losses of aligned Adam, rotated Adam and basis
+    rotation (rotated)."""
+    lam = np.logspace(0, -np.log10(cond), d)
+    Q = random_rotation(d, seed)
+    w0 = np.random.default_rng(1000 + seed).standard_normal(d)
+    kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, freq=freq, seed=seed)
+    return (steady_state_loss(run_quadratic(lam, np.eye(d), Q.T @ w0, method="adam", **kw), last),
+            steady_state_loss(run_quadratic(lam, Q, w0, method="adam", **kw), last),
+            steady_state_loss(run_quadratic(lam, Q, w0, method="br", **kw), last))
+
+
 def delay_sweep(d: int, taus: Sequence[int], seeds: Sequence[int], steps: int, last: int, lr: float = 1e-2,
-                sigma: float = 0.05, cond: float = 100.0, freq: int = 10, progress: Callable | None = None) -> dict:
+                sigma: float = 0.05, cond: float = 100.0, freq: int = 10, progress: Callable | None = None,
+                workers: int = 1) -> dict:
     """Steady-state loss of aligned Adam, rotated Adam and basis rotation (rotated) for each delay.
 
     Returns ``{"taus", "seeds", "loss": {method: array (len(taus), len(seeds))}}`` with methods
-    ``"Adam, aligned H"``, ``"Adam, rotated H"``, ``"BR (2nd, bi), rotated H"``.
+    ``"Adam, aligned H"``, ``"Adam, rotated H"``, ``"BR (2nd, bi), rotated H"``. ``workers > 1`` computes the
+    (delay, seed) cells in the chapter's pool (:func:`pool_map`; each cell seeds itself: the same values).
     """
-    lam = np.logspace(0, -np.log10(cond), d)
     names = ("Adam, aligned H", "Adam, rotated H", "BR (2nd, bi), rotated H")
     out = {n: np.zeros((len(taus), len(seeds))) for n in names}
-    jobs = [(i, j) for i in range(len(taus)) for j in range(len(seeds))]
-    for i, j in (progress(jobs, desc="delay sweep") if progress else jobs):
-        tau, seed = taus[i], seeds[j]
-        Q = random_rotation(d, seed)
-        w0 = np.random.default_rng(1000 + seed).standard_normal(d)
-        kw = dict(tau=tau, steps=steps, lr=lr, sigma=sigma, freq=freq, seed=seed)
-        out[names[0]][i, j] = steady_state_loss(run_quadratic(lam, np.eye(d), Q.T @ w0, method="adam", **kw), last)
-        out[names[1]][i, j] = steady_state_loss(run_quadratic(lam, Q, w0, method="adam", **kw), last)
-        out[names[2]][i, j] = steady_state_loss(run_quadratic(lam, Q, w0, method="br", **kw), last)
+    cells = [(i, j) for i in range(len(taus)) for j in range(len(seeds))]
+    jobs = [dict(d=d, cond=cond, tau=taus[i], seed=seeds[j], steps=steps, last=last, lr=lr, sigma=sigma, freq=freq)
+            for i, j in cells]
+    for (i, j), vals in zip(cells, pool_map(_delay_job, jobs, workers=workers, progress=progress, desc="delay sweep")):
+        for n, v in zip(names, vals):
+            out[n][i, j] = v
     return {"taus": list(taus), "seeds": list(seeds), "loss": out}
 
 
@@ -114,10 +125,19 @@ def r_2d(theta: float, lam=(1.0, 0.05)) -> float:
     return 1.0 + abs(l1 - l2) * abs(np.sin(2 * theta)) / (l1 + l2)
 
 
+def _align_job(lam, angle_deg: float, seed: int, arms, tau: int, steps: int, lr: float, sigma: float,
+               shampoo_beta: float, betas: tuple[float, float]) -> dict[str, float]:
+    """One (angle, seed) cell of :func:`alignment_sweep`: each arm's mean cos(delayed update, fresh update)."""
+    Q = rotation2d(np.radians(angle_deg))
+    w0 = Q @ np.ones(2)
+    return {name: update_alignment(lam, Q, w0, method=meth, tau=tau, steps=steps, lr=lr, sigma=sigma,
+                                   shampoo_beta=shampoo_beta, betas=betas, seed=seed) for name, meth in arms}
+
+
 def alignment_sweep(angles_deg: Sequence[float], tau: int, steps: int, seeds: Sequence[int], lam=(1.0, 0.05),
                     lr: float = 0.05, sigma: float = 0.02, shampoo_beta: float = 0.95,
                     betas: tuple[float, float] = (0.0, 0.999), exact: bool = False,
-                    progress: Callable | None = None) -> dict:
+                    progress: Callable | None = None, workers: int = 1) -> dict:
     """Mean cos(delayed update, fresh update) of Adam and basis rotation on the 2-D quadratic as its
     Hessian is rotated by each angle (:func:`~icml26.basis_rotation.toys.update_alignment`).
 
@@ -127,17 +147,16 @@ def alignment_sweep(angles_deg: Sequence[float], tau: int, steps: int, seeds: Se
     ``exact=True`` adds ``"Exact basis"``: Adam frozen in the Hessian's eigenbasis, what basis rotation would do
     with a perfect estimate (the mechanism with the estimator taken out: the positive control of claim C8b).
     Returns ``{"angles", "r": r(H) per angle, "cos": {"Adam"|"Basis rotation"[|"Exact basis"]: (n_angles, n_seeds)}}``.
+    ``workers > 1`` computes the (angle, seed) cells in the chapter's pool (:func:`pool_map`; the same values).
     """
     arms = (("Adam", "adam"), ("Basis rotation", "br")) + ((("Exact basis", "exact"),) if exact else ())
     cos = {name: np.zeros((len(angles_deg), len(seeds))) for name, _ in arms}
-    jobs = [(i, j) for i in range(len(angles_deg)) for j in range(len(seeds))]
-    for i, j in (progress(jobs, desc="alignment sweep") if progress else jobs):
-        th = np.radians(angles_deg[i])
-        Q = rotation2d(th)
-        w0 = Q @ np.ones(2)
-        for name, meth in arms:
-            cos[name][i, j] = update_alignment(lam, Q, w0, method=meth, tau=tau, steps=steps, lr=lr, sigma=sigma,
-                                               shampoo_beta=shampoo_beta, betas=betas, seed=seeds[j])
+    cells = [(i, j) for i in range(len(angles_deg)) for j in range(len(seeds))]
+    jobs = [dict(lam=tuple(lam), angle_deg=angles_deg[i], seed=seeds[j], arms=arms, tau=tau, steps=steps, lr=lr,
+                 sigma=sigma, shampoo_beta=shampoo_beta, betas=tuple(betas)) for i, j in cells]
+    for (i, j), vals in zip(cells, pool_map(_align_job, jobs, workers=workers, progress=progress, desc="alignment sweep")):
+        for name, _ in arms:
+            cos[name][i, j] = vals[name]
     return {"angles": list(angles_deg), "r": np.array([r_2d(np.radians(a), lam) for a in angles_deg]), "cos": cos}
 
 
@@ -215,10 +234,42 @@ def sweep_workers(task: Task, parallel: bool = True) -> int:
     machine's cores, capped at this chapter's share of it (``ICML26_CPUS``, set when `repro` runs chapters side by
     side). Each run seeds itself and every worker computes on one thread, as the chapter does, so the numbers do
     not depend on it (tested)."""
-    if not parallel or task.device.type != "cpu" or task.spec is None:
+    if task.device.type != "cpu" or task.spec is None:
+        return 1
+    return pool_workers(parallel)
+
+
+def pool_workers(parallel: bool = True) -> int:
+    """Processes for CPU work sent to the chapter's pool (:func:`pool_map`, :func:`run_sweeps`): one when
+    ``parallel`` is off, else the machine's cores capped at ``ICML26_CPUS`` (as :func:`sweep_workers`)."""
+    if not parallel:
         return 1
     n = os.cpu_count() or 1
     return max(1, min(n, int(os.environ.get("ICML26_CPUS", n))))
+
+
+def pool_map(fn: Callable | Sequence[Callable], jobs: Sequence[Mapping], *, workers: int = 1,
+             progress: Callable | None = None, desc: str | None = None) -> list:
+    """``[fn(**job) for job in jobs]``, in this process (``workers <= 1``) or in the chapter's pool of single-thread
+    worker processes (the one :func:`run_sweeps` uses); ``fn`` may also be one function per job. A function must be
+    module-level (it pickles by name) and every job must seed itself (the toys draw their noise from their ``seed``),
+    so a value does not depend on where it is computed (tested); a job's values are made plain (a chapter's preset
+    holds read-only mappings) and results come back in job order."""
+    jobs = [{k: _plain(v) for k, v in j.items()} for j in jobs]
+    fns = list(fn) if isinstance(fn, (list, tuple)) else [fn] * len(jobs)
+    if len(fns) != len(jobs):
+        raise ValueError(f"one function per job: {len(fns)} functions for {len(jobs)} jobs")
+    if workers <= 1 or len(jobs) <= 1:
+        idx = list(range(len(jobs)))
+        return [fns[i](**jobs[i]) for i in (progress(idx, desc=desc) if progress else idx)]
+    from concurrent.futures import as_completed
+
+    futures = {_pool(workers).submit(f, **j): i for i, (f, j) in enumerate(zip(fns, jobs))}
+    out: list = [None] * len(jobs)
+    done = as_completed(futures)
+    for f in (progress(done, desc=desc, total=len(futures)) if progress else done):
+        out[futures[f]] = f.result()
+    return out
 
 
 _POOL: dict = {}                 # the chapter's one worker pool (spawned once, reused by every sweep)
@@ -444,7 +495,8 @@ def matched_speed_runs(sweeps: Callable[[dict, str], dict], arms: Mapping[str, t
     ``sweeps(entries, desc)`` runs a dict of them (keyed ``(arm, lr)`` or ``(arm, lr, "rest")``). The rule:
 
     1. every rate of every grid at ``P = 1`` on the auxiliary seeds ``aux`` (and at ``P`` too with ``frontier``;
-       always at ``lr_official``); the baseline takes the rate with the fewest ``P = 1`` iterations
+       without it, at ``P`` only ``lr_official`` of the baseline's and basis rotation's grids, which the chapter's
+       readings at the official rate use); the baseline takes the rate with the fewest ``P = 1`` iterations
        (:func:`fastest_lr`), whose seed-mean count is the reference;
     2. one secant step for every other arm inside the pair of its rates whose counts bracket the reference
        (:func:`secant_lr`); each arm takes the rate whose count is nearest the reference (:func:`matched_lr`);
@@ -469,7 +521,9 @@ def matched_speed_runs(sweeps: Callable[[dict, str], dict], arms: Mapping[str, t
     def has_deep(a, lr):
         return all((arms[a][0], P, int(s)) in runs[a].get(lr, {}) for s in aux)
 
-    add(sweeps({(a, lr): sweep(m, lr, aux, (1, P) if frontier or lr == lr_official else (1,))
+    # without the frontier, the official rate runs at P only in the arms whose readings use it (the baseline's and basis
+    # rotation's; the control's chosen rate is added in step 3 where needed)
+    add(sweeps({(a, lr): sweep(m, lr, aux, (1, P) if frontier or (lr == lr_official and a in ("base", "br")) else (1,))
                 for a, (m, lrs) in arms.items() for lr in lrs}, "matched-speed grids"))
     lr_b = fastest_lr(counts("base"))
     ref = float(counts("base")[lr_b][0].mean())
@@ -572,7 +626,7 @@ def hessian_diagnostic(cfg: dict, seed: int = 0) -> dict:
 
 
 def pipeline_block_misalignment(cfg: dict, seed: int = 0, *, steps: int, block: int = 1, n_hessian: int = 2048,
-                                draws: int = 201, exact: bool = False) -> dict:
+                                draws: int = 201, exact: bool = False, run: TrainRun | None = None) -> dict:
     """Misalignment of the *pipeline* MLP's own layers (the stand-in property of claims C4, measured by claim C7p): the
     deep MLP of ``cfg`` (:func:`mlp_task`, on the CPU) trained synchronously with basis rotation (2nd, bi) as the main
     sweep's ``P = 1`` run is (``steps``, the warm-up and cosine schedule, ``cfg``'s lr, covariance EMA and refresh
@@ -582,7 +636,9 @@ def pipeline_block_misalignment(cfg: dict, seed: int = 0, *, steps: int, block: 
     ``U (x) V`` and in a Haar-random Kronecker basis (the control), and ``tr H`` by Hutchinson's estimator (``draws``
     Rademacher draws). ``ratio`` = ``||H_rot||_{1,1} / ||H||_{1,1}`` (the trace cancels: it is rotation invariant),
     ``ratio_rand`` the same for the random basis, ``r_orig`` / ``r_rot`` the estimated ``r(H)``. ``exact`` (small
-    blocks only: the test of the sketch) adds the exact values from the full Hessian under ``"exact"``."""
+    blocks only: the test of the sketch) adds the exact values from the full Hessian under ``"exact"``. ``run``: that
+    training run already made (the main sweep's ``P = 1`` basis-rotation run of ``seed``, trained with
+    ``keep_state=True``: its final weights and bases), used instead of training again (the same model: tested)."""
     from torch.func import functional_call
 
     from .pipeline import WARMUP_FRACTION
@@ -590,16 +646,21 @@ def pipeline_block_misalignment(cfg: dict, seed: int = 0, *, steps: int, block: 
     task = mlp_task(cfg, device="cpu")
     torch.manual_seed(seed)
     model = task.make_model()
-    run = train_pipeline(model, "BR (2nd, bi)", 1, task.batches(seed), task.loss_fn, task.eval_fn, steps=steps,
-                         lr=cfg["lr"], eval_every=steps, warmup=max(1, round(WARMUP_FRACTION * steps)),
-                         shampoo_beta=cfg["shampoo_beta"], freq=cfg["freq"], seed=seed, keep_optimizers=True)
+    if run is None:
+        run = train_pipeline(model, "BR (2nd, bi)", 1, task.batches(seed), task.loss_fn, task.eval_fn, steps=steps,
+                             lr=cfg["lr"], eval_every=steps, warmup=max(1, round(WARMUP_FRACTION * steps)),
+                             shampoo_beta=cfg["shampoo_beta"], freq=cfg["freq"], seed=seed, keep_state=True)
+    elif (run.method, run.P, run.seed) != ("BR (2nd, bi)", 1, seed) or "state" not in run.extra:
+        raise ValueError("run must be the P = 1 'BR (2nd, bi)' run of this seed, trained with keep_state=True; got "
+                         f"{(run.method, run.P, run.seed)}" + ("" if "state" in run.extra else " without its state"))
+    elif "stopped_at" in run.extra or len(run.train_loss) != steps:
+        raise ValueError(f"run must be a full {steps}-step run")
+    model.load_state_dict(run.extra["state"])
     if not 0 <= block < len(model.blocks):
         raise ValueError(f"block must be in [0, {len(model.blocks)}), got {block}")
     W = next(m.weight for m in model.blocks[block].modules() if isinstance(m, torch.nn.Linear))
     name = next(n for n, p in model.named_parameters() if p is W)
-    rot = next(o for mo in run.extra["optimizers"] for o in mo.optimizers
-               if isinstance(o, BasisRotationAdam) and any(p is W for g in o.param_groups for p in g["params"]))
-    U, V = rot.bases(W)
+    U, V = run.extra["bases"][name]
     m, n = W.shape
     U = torch.eye(m, dtype=torch.float64) if U is None else U.detach().double()
     V = torch.eye(n, dtype=torch.float64) if V is None else V.detach().double()

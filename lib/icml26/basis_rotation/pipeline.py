@@ -247,7 +247,7 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                    freq: int | Sequence[int] = 10,
                    shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None,
                    stash: bool = True, delays: Sequence[int] | None = None,
-                   stop_at: float | None = None, keep_optimizers: bool = False) -> TrainRun:
+                   stop_at: float | None = None, keep_optimizers: bool = False, keep_state: bool = False) -> TrainRun:
     """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
 
     ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
@@ -263,6 +263,10 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     stages' optimizers in ``extra["optimizers"]`` (in-process use only: their bases, for a Hessian diagnostic). The model's device is the run's: the loop syncs the host once
     per step (the loss, for the divergence test) and once per evaluation; on CUDA the basis-rotation
     optimizer skips its per-tensor finiteness check (one host sync per weight), which the loss test covers.
+    ``keep_state`` keeps, in plain CPU tensors that pickle from a worker process, the final weights
+    (``extra["state"]``, the model's ``state_dict``) and every basis-rotation weight's final bases
+    (``extra["bases"]``: parameter name -> ``(U, V)``, None = identity on that side): a diagnostic of the trained
+    model (claim C7p) then reuses the run instead of repeating it.
 
     A run whose loss becomes non-finite stops there and is recorded as *diverged*
     (``extra["diverged_at"]``; its remaining eval losses are ``inf``, so it never reaches a target and
@@ -321,6 +325,14 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
             on_step()
     if keep_optimizers:
         extra["optimizers"] = opts
+    if keep_state:
+        from .optim import BasisRotationAdam
+
+        cpu = lambda x: None if x is None else x.detach().cpu().clone()
+        names = {id(p): n for n, p in model.named_parameters()}
+        extra["state"] = {k: cpu(v) for k, v in model.state_dict().items()}
+        extra["bases"] = {names[id(p)]: tuple(cpu(b) for b in o.bases(p)) for mo in opts for o in mo.optimizers
+                          if isinstance(o, BasisRotationAdam) for g in o.param_groups for p in g["params"]}
     return TrainRun(method, int(P), seed, np.array(train), np.array(ev_steps), np.array(ev),
                     time.perf_counter() - t0, extra)
 
