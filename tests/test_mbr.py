@@ -339,6 +339,45 @@ def test_run_study_over_seeds_and_recalibration():
         run_study(dict(p, model="beam"))
 
 
+def test_seq2seq_hold_schedule():
+    """The "hold" learning-rate schedule (full's): linear warm-up, a cosine from the peak to final_lr x peak, then that
+    rate held constant over the last `hold` of the steps, where the convergence rule's last fifth lies; the schedule is
+    what the optimizer sees; bad settings are refused."""
+    torch = pytest.importorskip("torch")
+    from icml26.mbr import Seq2Seq, Seq2SeqConfig
+    from icml26.mbr.seq2seq import lr_factor
+
+    cfg = Seq2SeqConfig(steps=1000, schedule="hold", warmup=0.05, hold=0.6, final_lr=0.1)
+    f = np.array([lr_factor(i, cfg) for i in range(cfg.steps)])
+    assert f[0] == pytest.approx(1 / 50) and f[49] == pytest.approx(1.0)           # warm-up over 5 % of the steps
+    assert np.all(np.diff(f[50:400]) <= 1e-12) and f[50] == pytest.approx(1.0)      # the cosine falls monotonically
+    assert np.all(f[400:] == 0.1)                                                   # held over the last 60 %
+    assert f[399] > 0.1 and f[399] == pytest.approx(0.1, abs=1e-4)                  # continuous into the hold
+    # the rule's judged last fifth (steps 800..1000) lies inside the hold
+    assert np.all(f[int(0.8 * cfg.steps):] == cfg.final_lr)
+    for bad in (dict(schedule="linear"), dict(hold=1.0), dict(warmup=0.5, hold=0.5), dict(final_lr=0.0), dict(hold=-0.1)):
+        with pytest.raises(ValueError):
+            Seq2SeqConfig(**bad)
+    # the optimizer follows the schedule: after training, the rate is the held one
+    torch.set_num_threads(1)
+    small = Seq2SeqConfig(d_model=16, heads=2, layers=1, steps=20, batch=4, lr=1e-3, n_train=20, max_len=12,
+                          schedule="hold", hold=0.5, final_lr=0.2, n_evals=4)
+    model = Seq2Seq(SynTrans.make("A", seed=0), small)
+    seen = []
+    orig = torch.optim.AdamW.step
+
+    def spy(self, *a, **k):
+        seen.append(self.param_groups[0]["lr"])
+        return orig(self, *a, **k)
+    try:
+        torch.optim.AdamW.step = spy
+        model.train(n_heldout=8)
+    finally:
+        torch.optim.AdamW.step = orig
+    assert seen == pytest.approx([1e-3 * lr_factor(i, small) for i in range(small.steps)])
+    assert model.heldout[0] == [0, 5, 10, 15, 20]                                   # cfg.n_evals decides the cadence
+
+
 def test_seq2seq_trains_and_samples():
     torch = pytest.importorskip("torch")
     from icml26.mbr import Seq2Seq, Seq2SeqConfig
