@@ -688,3 +688,77 @@ def test_known_and_paper_subgrids_ties_crossfit_and_sign_test():
     assert st.ties_mbr(st.seeds[0], "A", "chrf") == bool(dev.max() <= dev[st.mbr] + 1e-12)
     tie = dataclasses.replace(st, dev={k: np.full_like(v, 1.0) for k, v in st.dev.items()})
     assert tie.ties_mbr(st.seeds[0], "A", "chrf") and tie.tuned(st.seeds[0], "A", "chrf") == tie.mbr
+
+
+# ----------------------------------------------------------------------------- the `gpu` variant of `full` (issue 56)
+
+def test_full_on_cuda_runs_the_gpu_variant_and_keeps_the_cpu_sizes_without(monkeypatch):
+    """`device()` reporting CUDA (torch.cuda.is_available patched; nothing touches a GPU) selects the variant: the
+    256-draw plant on 1000 dev sources, a larger training batch, the utility pool; every claim's seeds unchanged.
+    Without CUDA (or with ICML26_DEVICE=cpu) `full` keeps the CPU sizes."""
+    import torch
+
+    from icml26 import device
+    from icml26.scales import select_preset
+
+    monkeypatch.delenv("ICML26_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    gpu = select_preset(PRESETS, "full", on_gpu=device().type == "cuda")
+    cpu = select_preset(PRESETS, "full")
+    assert (gpu["n_planted_refs"], gpu["n_dev_sources"], gpu["workers"]) == (256, 1000, 15)
+    assert gpu["seq2seq"]["batch"] > cpu["seq2seq"]["batch"]
+    assert {k: v for k, v in gpu["seq2seq"].items() if k != "batch"} == {k: v for k, v in cpu["seq2seq"].items() if k != "batch"}
+    for key in ("seed", "n_seeds", "regime2", "sweep", "n_sources", "n_regret", "n_bayes"):
+        assert gpu[key] == cpu[key], key
+    monkeypatch.setenv("ICML26_DEVICE", "cpu")
+    assert dict(select_preset(PRESETS, "full", on_gpu=device().type == "cuda")) == dict(cpu)
+    monkeypatch.delenv("ICML26_DEVICE")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert device().type == "cpu" and cpu["workers"] == 1 and cpu["n_planted_refs"] == 192
+
+
+def test_run_study_utility_pool_gives_the_same_splits(monkeypatch):
+    """`workers` > 1 scores the splits in spawned single-thread processes: the same study as one process."""
+    import os
+
+    from threadpoolctl import threadpool_limits
+
+    from icml26.mbr.experiments import split_workers
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.delenv("ICML26_CPUS", raising=False)
+    assert split_workers(15, 4) == 3 and split_workers(1, 4) == 1 and split_workers(2, 1) == 1
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=12, n_dev_sources=16, n_planted_refs=4)
+    with threadpool_limits(1):   # the chapter's own process computes on one thread (icml26.chapter.pin_threads)
+        one, pooled = run_study(p, show_progress=False), run_study({**p, "workers": 2}, show_progress=False)
+    assert one.splits.keys() == pooled.splits.keys()
+    for key, a in one.splits.items():
+        b = pooled.splits[key]
+        assert a.samples == b.samples and a.oracle_refs == b.oracle_refs and np.array_equal(a.lbar, b.lbar)
+        for u in a.U:
+            assert np.array_equal(a.U[u][0], b.U[u][0]) and np.array_equal(a.U[u][1], b.U[u][1])
+            assert np.array_equal(a.dev[u], b.dev[u]) and np.array_equal(a.planted[u], b.planted[u])
+            if a.O:
+                assert np.array_equal(a.O[u], b.O[u])
+    assert all(np.array_equal(one.test[k], pooled.test[k]) for k in one.test)
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA device")
+def test_seq2seq_trains_samples_and_scores_on_cuda():
+    """On a GPU machine: parameters, sampling and the teacher-forced KL all run on the device; numpy comes back."""
+    import torch
+
+    from icml26.mbr import Seq2Seq, Seq2SeqConfig
+    from icml26.mbr.experiments import make_world
+
+    world = make_world("A", 0)
+    small = Seq2SeqConfig(d_model=16, heads=2, layers=1, steps=5, batch=4, lr=1e-3, n_train=20, max_len=12, n_evals=1)
+    model = Seq2Seq(world, small, seed=0, device=torch.device("cuda"))
+    model.train()
+    assert all(q.device.type == "cuda" for q in model.modules.parameters())
+    rng = np.random.default_rng(0)
+    trees = [world.sample_source(rng) for _ in range(3)]
+    samples, lbar = model.sample(trees, 4, rng)
+    assert len(samples) == 3 and lbar.shape == (3, 4) and isinstance(lbar, np.ndarray)
+    lp = model.log_prob(trees, [world.sample_reference(t, rng) for t in trees])
+    assert lp.shape == (3,) and np.all(np.isfinite(lp)) and len(model.heldout[1]) == 2

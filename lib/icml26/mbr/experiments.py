@@ -211,6 +211,20 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
     if n_sources < 1 or n_samples < 2 or n_oracle < (2 if split == "test" else 0):
         raise ValueError(f"need n_sources >= 1, n_samples >= 2 and n_oracle >= 2 (>= 0 on a dev split), got "
                          f"{n_sources}, {n_samples}, {n_oracle}")
+    drawn = draw_candidates(world, split, n_sources, n_samples, seed, noise, sampler)
+    return score_split(world, split, n_oracle, seed, utilities, embedder, drawn, exact_logp=exact_logp,
+                       calibration=calibration, length_bias=length_bias, n_planted=n_planted)
+
+
+def draw_candidates(world: SynTrans, split: str, n_sources: int, n_samples: int, seed: int, noise: NoiseModel,
+                    sampler=None) -> tuple:
+    """The first half of :func:`build_split`: the split's sources and their N candidates (the only part that runs the
+    sampler, on its device): ``(trees, samples, trace, sampled, rng)``, ``rng`` the split's stream after the
+    candidates (:func:`score_split` draws the references from it), ``sampled`` whether a ``sampler`` drew them."""
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev' or 'test', got {split!r}")
+    if n_sources < 1 or n_samples < 2:
+        raise ValueError(f"need n_sources >= 1 and n_samples >= 2, got {n_sources}, {n_samples}")
     rng = np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split]])
     trees = [world.sample_source(rng) for _ in range(n_sources)]
     if sampler is None:
@@ -220,7 +234,20 @@ def build_split(world: SynTrans, split: str, n_sources: int, n_samples: int, n_o
         trace = np.array([[d[1] for d in ds] for ds in draws])
     else:
         samples, trace = sampler(trees, n_samples, rng)
-        trace, calibration = np.asarray(trace, float), 1.0
+        trace = np.asarray(trace, float)
+    return trees, samples, trace, sampler is not None, rng
+
+
+def score_split(world: SynTrans, split: str, n_oracle: int, seed: int, utilities: Sequence[str],
+                embedder: ConceptEmbedder, drawn: tuple, exact_logp: bool = False, calibration: float = 1.0,
+                length_bias: float = 0.0, n_planted: int = 0) -> TaskData:
+    """The second half of :func:`build_split` (numpy on the CPU: references, planted draws, every utility tensor),
+    from :func:`draw_candidates`'s ``drawn``; a pure function of its arguments, so :func:`run_study` may run it in a
+    worker process (``workers``) with the same result."""
+    trees, samples, trace, sampled, rng = drawn
+    n_sources, n_samples = len(trees), len(samples[0])
+    if sampled:
+        calibration = 1.0
     refs = [world.sample_references(t, rng, n_oracle + 1) for t in trees]
     oracle, heldout = [r[:n_oracle] for r in refs], [r[n_oracle] for r in refs]
     eps = string_noise(samples, np.random.default_rng([seed, ord(world.name), {"dev": 1, "test": 2}[split], 99]), length_bias)
@@ -745,8 +772,30 @@ def evaluate_grid(splits: Mapping[tuple[int, str, str], TaskData], configs, util
     return sel, test, dev
 
 
+def split_workers(requested: int, n_jobs: int) -> int:
+    """Worker processes for :func:`run_study`'s utility stage: the preset's ``workers`` (default 1: every split in
+    this process), capped by the splits, the cores less one (this process samples) and ``ICML26_CPUS`` (`repro
+    book` running chapters side by side)."""
+    import os
+
+    cap = max(1, (os.cpu_count() or 1) - 1)
+    return max(1, min(int(requested), int(n_jobs), cap, int(os.environ.get("ICML26_CPUS", requested))))
+
+
+def _one_thread() -> None:
+    """A worker's BLAS threads: one, as the chapter's own process (icml26.chapter.pin_threads)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+
+
 def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = True) -> Study:
-    """Build dev/test splits of every task for every seed and evaluate the whole (lambda, delta, b) grid."""
+    """Build dev/test splits of every task for every seed and evaluate the whole (lambda, delta, b) grid.
+
+    ``p["workers"] > 1`` (the `full` preset's `gpu` variant): the candidates are drawn here, split after split (the
+    sampler's device), and each split's utilities (CPU numpy, the study's largest cost) are computed in a pool of
+    that many single-thread worker processes while the next split samples; :func:`score_split` is a pure function
+    of what it is sent, so the splits are the same as with one process."""
     for key in ("seed", "n_seeds", "tasks", "utilities", "n_sources", "n_samples", "n_oracle", "lams", "deltas", "betas"):
         if key not in p:
             raise ValueError(f"preset is missing {key!r}")
@@ -771,12 +820,27 @@ def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = 
     size = {"dev": (p.get("n_dev_sources", p["n_sources"]), p.get("n_dev_oracle", 0)),
             "test": (p["n_sources"], p["n_oracle"])}
     splits = {}
-    for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
-        sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
-        splits[(s, t, sp)] = build_split(worlds[t], sp, size[sp][0], p["n_samples"], size[sp][1], s, noise,
-                                         p["utilities"], embedders[t], sampler=sampler, calibration=calibration,
-                                         length_bias=float(p.get("length_bias", 0.0)),
-                                         n_planted=int(p.get("n_planted_refs", 0)))
+    workers = split_workers(p.get("workers", 1), len(jobs))
+    pool = None
+    if workers > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_one_thread)
+    try:
+        for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
+            sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
+            # the candidates in this process (the sampler's device), the utilities here or in a worker (same result)
+            drawn = draw_candidates(worlds[t], sp, size[sp][0], p["n_samples"], s, noise, sampler)
+            args = (worlds[t], sp, size[sp][1], s, p["utilities"], embedders[t], drawn)
+            kw = dict(calibration=calibration, length_bias=float(p.get("length_bias", 0.0)),
+                      n_planted=int(p.get("n_planted_refs", 0)))
+            splits[(s, t, sp)] = pool.submit(score_split, *args, **kw) if pool else score_split(*args, **kw)
+        if pool:
+            splits = {k: f.result() for k, f in splits.items()}
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
     configs = grid_configs(p["lams"], p["deltas"], p["betas"])
     sel, test, dev = evaluate_grid(splits, configs, p["utilities"])
     models = dict(getattr(sampler_factory, "models", {}))
@@ -802,7 +866,7 @@ def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n
 __all__ = [
     "CHANNEL_SUBSETS", "KNOWN_DECODERS", "TUNING_SUBSETS", "crossfit_z_gain", "share_on_side", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
     "PLANTED", "PLANTED_STREAMS", "R1_MBR_CONFIG", "bayes_selection", "planted_references", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
-    "evaluate_grid", "grid_configs", "grid_scores", "grid_selections", "intersection_union", "make_world", "mix_scores",
+    "evaluate_grid", "draw_candidates", "score_split", "split_workers", "grid_configs", "grid_scores", "grid_selections", "intersection_union", "make_world", "mix_scores",
     "paired_bootstrap", "PAPER_WEIGHT_MAX", "paper_grid", "z_gain",
     "r1_configs", "r1_grid_selections", "reference_weights", "rowwise_spearman", "run_study", "score_correlation",
     "select", "select_config", "shared_tokens", "source_text", "spearman", "string_noise", "zscores",
