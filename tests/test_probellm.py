@@ -831,3 +831,60 @@ def test_p9c_cover_seeds_preset():
     for p in pl.PRESETS.values():
         sm = p["smollm2"]
         assert sm["cover_budget"] <= sm["budget"] and len(set(sm["cover_seeds"])) == len(sm["cover_seeds"]) >= 1
+
+
+def test_planted_boundary_plants_its_gain_over_the_box():
+    """P4p's rule: the box cut to its best-matching mode (the largest overlap) reads best-mode precision 1 wherever the
+    box overlaps a mode, never below the box's, read by the same best-mode precision as `modes.rule_vs_mode`."""
+    M = np.zeros((10, 2), bool)
+    M[:4, 0], M[4:6, 1] = True, True
+    box = np.zeros(10, bool)
+    box[[0, 1, 2, 4, 7, 8]] = True  # 3 items of mode 0, 1 of mode 1, 2 of none: best-mode precision 0.5
+    assert ex.best_mode_precision(box, M) == pytest.approx(0.5)
+    cut = ex.planted_boundary(box, M)
+    assert cut.tolist() == [True, True, True] + [False] * 7 and ex.best_mode_precision(cut, M) == 1.0
+    none = np.zeros(10, bool)
+    none[[7, 8]] = True  # a box overlapping no mode: precision 0 both ways (the gain is 0, not negative)
+    assert ex.best_mode_precision(ex.planted_boundary(none, M), M) == ex.best_mode_precision(none, M) == 0.0
+    # the same reading as the claim's: rule_vs_mode's best precision over the modes
+    rng = np.random.default_rng(3)
+    items = [SPACE.sample(rng) for _ in range(3000)]
+    z, Mo = pl.features(items), ORACLE.membership(items)
+    rule = md.box_rule(z[Mo[:, 0]][:20])
+    assert ex.best_mode_precision(rule.mask(z), Mo) == max(md.rule_vs_mode(rule, z, Mo[:, j])[0] for j in range(Mo.shape[1]))
+    assert ex.best_mode_precision(ex.planted_boundary(rule.mask(z), Mo), Mo) == 1.0
+    with pytest.raises(ValueError, match="mask"):
+        ex.planted_boundary(box[:5], M)
+
+
+def test_planted_signature_and_the_control_arms_leave_the_claims_values_unchanged():
+    """P5p's signature is the planted mode's one-hot (+ a column for no single mode); ari_gain's shared embedding parts
+    give the same (phi, plain, shuffled) ARIs as `oracle_embedding` three times (P5/P5c unchanged), and the planted arm
+    carries the modes; induce_landscape's planted arm leaves P4's values unchanged and reads >= the box's precision."""
+    cfg = pl.PRESETS["smoke"]
+    runs = [search(s, SPACE, ORACLE, 300, 0, math.sqrt(2), split=0.5) for s in ("static", "H", "micro")]
+    fail = sorted({it for r in runs for it in r.failures()})
+    passing = sorted({p.item for r in runs for p in r.probes if not p.failed} - set(fail))
+    sig = ex.planted_signature(ORACLE, fail)
+    lab = ex.planted_labels(ORACLE, fail)
+    assert sig.shape == (len(fail), len(ORACLE.modes) + 1) and np.all(sig.sum(1) == 1)
+    assert np.array_equal(sig.argmax(1), np.where(lab >= 0, lab, len(ORACLE.modes)))
+    from sklearn.metrics import adjusted_rand_score
+    old = []
+    for kind in ("phi", "plain", "shuffled"):
+        phi, plain, _ = ex.oracle_embedding(ORACLE, fail, passing, cfg["lam"], cfg["n_pca"], 0, shuffle_psi=kind == "shuffled")
+        labels = md.cluster(plain if kind == "plain" else phi, cfg["min_cluster_size"])
+        old.append(float(adjusted_rand_score(lab[lab >= 0], labels[lab >= 0])))
+    new = ex.ari_gain(ORACLE, fail, passing, cfg, 0, planted=True)
+    assert new[:3] == tuple(old) == ex.ari_gain(ORACLE, fail, passing, cfg, 0) and len(new) == 4
+    X = md.embed(pl.features(fail), md.text_vectors([pl.render(i) for i in fail]), sig, lam=cfg["lam"], n_pca=cfg["n_pca"])
+    assert new[3] == pytest.approx(adjusted_rand_score(lab[lab >= 0], md.cluster(X, cfg["min_cluster_size"])[lab >= 0]))
+    rng = np.random.default_rng(12345)
+    fresh = [SPACE.sample(rng) for _ in range(2000)]
+    zf, Mf = pl.features(fresh), ORACLE.membership(fresh)
+    a = ex.induce_landscape(ORACLE, fail, passing, cfg, zf, Mf, 0)
+    b = ex.induce_landscape(ORACLE, fail, passing, cfg, zf, Mf, 0, planted=True)
+    assert a["prec_failonly"] == b["prec_failonly"] and a["prec_boundary"] == b["prec_boundary"] and a["prec_planted"] == []
+    assert len(b["prec_planted"]) == len(b["prec_failonly"]) >= 1
+    assert all(p >= f for p, f in zip(b["prec_planted"], b["prec_failonly"]))
+    assert all(p == 1.0 for p, f in zip(b["prec_planted"], b["prec_failonly"]) if f > 0)

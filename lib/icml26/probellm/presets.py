@@ -37,6 +37,14 @@ _COMMON: dict[str, Any] = dict(
 # smoke 2 (code path only, ~4 s), book 0 (30 seeds would add ~80 s to a book already at 321 s of its 300: P3p is full
 # only, so P3b at book can be reproduced but not read as a miss), full 30 (~105 s added as measured, ~70 s scaled to the
 # published run's speed; at book's probe effect and sd, 30 seeds give the control itself ~80 % power)
+# P4p and P5p, the paired positive controls of P4 and P5 (issue 45 leftovers): no preset key, they run on every claim
+# seed inside the loop that already measures P4 and P5. P4p is one more mask per cluster on the fresh probes; P5p is one
+# more phi embedding and HDBSCAN per seed, paid for by `ex.ari_gain` computing the plain embedding and text vectors
+# once instead of three times (the same numbers, tested). Measured on the 2 shared cores under a background run, per
+# seed at B_max: ari_gain 5.8 s before (three `oracle_embedding` calls) vs 2.0-5.0 s with the planted arm (book), 5.8
+# vs 2.0 s (full); the landscape with P4p's arm within +-0.4 s of it without (noise). Added cost, from that: smoke
+# -1.6 s (its "modes" section 5.9 -> 4.3 s, whole run 59.8 -> 52.1 s), book ~-25 to -100 s (30 seeds), full ~-100 to
+# -500 s (150 seeds): nothing added at any scale
 # target (b), the trained tiny LM (`tinylm.TinyArithLM`): its space is the chapter's Space restricted to free-text
 # + and - with operands < 100 (60,200 items, enumerated exactly); measured modes: regions failing at >= min_rate and
 # >= min_ratio x the background (fixed before any run). The search seeds and budgets are the chapter's.
