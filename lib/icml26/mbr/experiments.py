@@ -782,13 +782,6 @@ def split_workers(requested: int, n_jobs: int) -> int:
     return max(1, min(int(requested), int(n_jobs), cap, int(os.environ.get("ICML26_CPUS", requested))))
 
 
-def _one_thread() -> None:
-    """A worker's BLAS threads: one, as the chapter's own process (icml26.chapter.pin_threads)."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-
-
 def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = True) -> Study:
     """Build dev/test splits of every task for every seed and evaluate the whole (lambda, delta, b) grid.
 
@@ -826,7 +819,10 @@ def run_study(p: Mapping[str, Any], sampler_factory=None, show_progress: bool = 
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_one_thread)
+        from ..chapter import pin_threads
+
+        # one BLAS/torch thread per worker, as the chapter's own process: the same numbers as in-process (tested)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"), initializer=pin_threads)
     try:
         for s, t, sp in (progress(jobs, desc="SynTrans splits") if show_progress else jobs):
             sampler = sampler_factory(worlds[t]) if sampler_factory is not None else None
