@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 from scipy.stats import binom
@@ -259,16 +260,41 @@ def interval_power(effect: float, sd: float, n: int, bound: float, confidence: f
 def oracle_embedding(oracle: PlantedOracle, fail: Sequence[Item], passing: Sequence[Item], lam: float, n_pca: int,
                      seed: int = 0, shuffle_psi: bool = False):
     """phi of the failures, plain embeddings of failures and passing probes (fitted jointly)."""
+    parts = _embedding_parts(oracle, fail, passing, n_pca, seed)
+    psi = shuffled_psi(parts.psi, seed) if shuffle_psi else parts.psi
+    nf = len(parts.psi)
+    return parts.phi_with(psi, lam), parts.plain[:nf], parts.plain[nf:]
+
+
+class _EmbeddingParts(NamedTuple):
+    """What every phi of one landscape shares: features ``z`` and text vectors ``h`` of failures then passing
+    probes, their jointly fitted plain embedding, the failures' signature ``psi``, and the PCA settings."""
+    z: np.ndarray
+    h: np.ndarray
+    plain: np.ndarray
+    psi: np.ndarray
+    n_pca: int
+    seed: int
+
+    def phi_with(self, psi: np.ndarray, lam: float) -> np.ndarray:
+        """phi of the failures with ``psi`` as their signature (the paper's, shuffled, or a planted one)."""
+        nf = len(psi)
+        return md.embed(self.z[:nf], self.h[:nf], psi, lam=lam, n_pca=self.n_pca, seed=self.seed)
+
+
+def _embedding_parts(oracle: PlantedOracle, fail: Sequence[Item], passing: Sequence[Item], n_pca: int,
+                     seed: int) -> _EmbeddingParts:
     items = list(fail) + list(passing)
     z = features(items)
     h = md.text_vectors([render(i) for i in items])
     plain = md.embed(z, h, None, n_pca=n_pca, seed=seed)
-    psi = md.signature(fail, [oracle.answer(i) for i in fail])
-    if shuffle_psi:
-        psi = psi[np.random.default_rng(seed).permutation(len(psi))]
-    nf = len(fail)
-    phi = md.embed(z[:nf], h[:nf], psi, lam=lam, n_pca=n_pca, seed=seed)
-    return phi, plain[:nf], plain[nf:]
+    psi = md.signature(list(fail), [oracle.answer(i) for i in fail])
+    return _EmbeddingParts(z, h, plain, psi, n_pca, seed)
+
+
+def shuffled_psi(psi: np.ndarray, seed: int) -> np.ndarray:
+    """P5c's signature: psi's rows permuted across failures (the same permutation for a seed)."""
+    return psi[np.random.default_rng(seed).permutation(len(psi))]
 
 
 def planted_labels(oracle: PlantedOracle, fail: Sequence[Item]) -> np.ndarray:
@@ -292,23 +318,20 @@ def planted_signature(oracle: PlantedOracle, fail: Sequence[Item]) -> np.ndarray
 def ari_gain(oracle: PlantedOracle, fail, passing, cfg, seed: int, planted: bool = False):
     """ARI of HDBSCAN clusters vs planted modes, on failures in exactly one mode: (phi, plain, shuffled psi), and
     with ``planted`` a fourth, phi with `planted_signature` in psi's place (claim P5p, the same lambda). The embeddings
-    are those of `oracle_embedding` (the same numbers), their shared parts computed once."""
+    are those of `oracle_embedding` (the same numbers), their shared parts (`_embedding_parts`) computed once."""
     from sklearn.metrics import adjusted_rand_score
 
+    fail = list(fail)
     lab = planted_labels(oracle, fail)
     one = lab >= 0
-    fail, items = list(fail), list(fail) + list(passing)
-    z, nf = features(items), len(fail)
-    h = md.text_vectors([render(i) for i in items])
-    plain = md.embed(z, h, None, n_pca=cfg["n_pca"], seed=seed)[:nf]
-    psi = md.signature(fail, [oracle.answer(i) for i in fail])
-    sigs = dict(phi=psi, shuffled=psi[np.random.default_rng(seed).permutation(len(psi))])
+    parts = _embedding_parts(oracle, fail, passing, cfg["n_pca"], seed)
+    sigs = dict(phi=parts.psi, shuffled=shuffled_psi(parts.psi, seed))
     kinds = ("phi", "plain", "shuffled")
     if planted:
         sigs["planted"], kinds = planted_signature(oracle, fail), kinds + ("planted",)
     out = []
     for kind in kinds:
-        X = plain if kind == "plain" else md.embed(z[:nf], h[:nf], sigs[kind], lam=cfg["lam"], n_pca=cfg["n_pca"], seed=seed)
+        X = parts.plain[:len(lab)] if kind == "plain" else parts.phi_with(sigs[kind], cfg["lam"])
         labels = md.cluster(X, cfg["min_cluster_size"])
         out.append(float(adjusted_rand_score(lab[one], labels[one])) if one.sum() >= 2 else 0.0)
     return tuple(out)
