@@ -247,7 +247,7 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                    freq: int | Sequence[int] = 10,
                    shampoo_beta: float | None = None, seed: int = 0, on_step: Callable | None = None,
                    stash: bool = True, delays: Sequence[int] | None = None,
-                   stop_at: float | None = None, keep_optimizers: bool = False, keep_state: bool = False) -> TrainRun:
+                   stop_at: float | None = None, keep_state: bool = False) -> TrainRun:
     """Train ``model`` with ``method`` on an emulated asynchronous ``P``-stage pipeline.
 
     ``loss_fn(model, batch) -> loss``. Every stage has its own optimizer (:func:`make_stage_optimizer`),
@@ -259,8 +259,7 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
     every delay 0 at ``P > 1`` is synchronous training with the ``P``-stage split's per-stage clipping, the positive
     control of the pipeline claims (it isolates the clipping granularity's part of a slowdown). ``stop_at`` ends the
     run at the first evaluation whose loss is ``<= stop_at`` (the iterations to that target are unchanged); the
-    evaluations it skips are NaN (never a hit), the skipped training losses NaN. ``keep_optimizers`` keeps the
-    stages' optimizers in ``extra["optimizers"]`` (in-process use only: their bases, for a Hessian diagnostic). The model's device is the run's: the loop syncs the host once
+    evaluations it skips are NaN (never a hit), the skipped training losses NaN. The model's device is the run's: the loop syncs the host once
     per step (the loss, for the divergence test) and once per evaluation; on CUDA the basis-rotation
     optimizer skips its per-tensor finiteness check (one host sync per weight), which the loss test covers.
     ``keep_state`` keeps, in plain CPU tensors that pickle from a worker process, the final weights
@@ -323,8 +322,6 @@ def train_pipeline(model: nn.Module, method: str, P: int, batches: Iterator, los
                 break
         if on_step is not None:
             on_step()
-    if keep_optimizers:
-        extra["optimizers"] = opts
     if keep_state:
         from .optim import BasisRotationAdam
 
