@@ -37,19 +37,25 @@ def _policies(n: int) -> dict:
     return pols
 
 
-def _assert_same(policies, params, seeds):
-    got = run_episodes_batched(policies, params, seeds)
+def _assert_same(policies, params, seeds, kernel="auto"):
+    got = run_episodes_batched(policies, params, seeds, kernel=kernel)
     assert len(got) == len(policies)
     for pol, s, ep in zip(policies, seeds, got):
         assert ep == run_episode(pol, params, s), (params, s)
 
 
+@pytest.mark.parametrize("kernel", ["auto", "numpy"])     # the compiled kernels (numba present) and the numpy reference
 @pytest.mark.parametrize("name", list(WORLDS))
-def test_batched_rule_policies_equal_run_episode_one_by_one(name):
+def test_batched_rule_policies_equal_run_episode_one_by_one(name, kernel):
     params = WORLDS[name]
     pols = list(_policies(params.n_agents).values())
     seeds = (0, 1, 7)
-    _assert_same([p for p in pols for _ in seeds], params, [s for _ in pols for s in seeds])
+    _assert_same([p for p in pols for _ in seeds], params, [s for _ in pols for s in seeds], kernel)
+
+
+def test_the_compiled_kernels_run_when_numba_is_installed():
+    """numba is installed with the book (`make install`), so the default path is the compiled one."""
+    assert batch.numba is not None
 
 
 @pytest.mark.parametrize("name", ["small", "talk world", "crowded 3x3"])
@@ -158,6 +164,7 @@ def test_the_search_is_identical_with_batched_and_one_by_one_evaluation(monkeypa
     (lambda: run_episodes_batched([RulePolicy.shared(DESIGNED, 6)], {"grid": 8}, [1]), TypeError, "WorldParams"),
     (lambda: run_grid([RulePolicy.shared(DESIGNED, 6)], SMALL, []), ValueError, "empty grid"),
     (lambda: run_grid([RulePolicy.shared(DESIGNED, 6)], SMALL, [1], max_batch=0), ValueError, "max_batch"),
+    (lambda: run_episodes_batched([RulePolicy.shared(DESIGNED, 6)], SMALL, [1], kernel="cuda"), ValueError, "kernel must be"),
 ])
 def test_bad_batches_are_clear_errors(call, err, match):
     with pytest.raises(err, match=match):

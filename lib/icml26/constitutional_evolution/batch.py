@@ -4,9 +4,11 @@
 at once: the world state of `world.Commons` with a leading batch axis (food (B, G, G), positions as cells
 y G + x, energies, carries, ... (B, N)), the features and the first-match interpreter computed for all
 episodes in a few numpy calls per step, and the sequential part of a step (the alive agents acting one
-after another in their random order) resolved **slot by slot**: in slot k every episode's k-th agent acts
-(the actors of a slot grouped by action), so the episodes advance side by side, each agent still acting on
-the state its predecessors in its own episode left. Moves, the nearest-food search and the neighbourhoods
+after another in their random order) in a numba-compiled loop, `_resolve_step`: `Commons.apply`'s loop,
+line by line, episode after episode. Without numba (it comes with the `bench` extra), or with
+``kernel="numpy"``, the numpy reference resolves it **slot by slot**: in slot k every episode's k-th agent
+acts (the actors of a slot grouped by action), so the episodes advance side by side, each agent still acting
+on the state its predecessors in its own episode left. Moves, the nearest-food search and the neighbourhoods
 are lookups in per-grid tables (`_grid_tables`). That is the transition of `Commons.apply`; the
 per-episode results are **exactly** those of `world.run_episode` with the same seeds (tests: every field of
 `Episode`, several worlds, rule, table and other policies, mixed batches, collapsing episodes).
@@ -15,17 +17,20 @@ per-episode results are **exactly** those of `world.run_episode` with the same s
 
 Random streams: each episode keeps its own two generators (`world.Commons`), drawn in the same order:
 the initial state is built by `Commons` itself, the world stream's regrowth draws of all T steps come in one
-call (``random((T, G, G))`` yields the same doubles as T calls of ``random((G, G))``), and the action stream
-is drawn per step as in `world.action_draws`, with two cheaper calls that give the same numbers: the
-directions from ``random(N, dtype=float32)`` (numpy's ``integers(0, 4, N)`` takes the top two bits of one
-32-bit draw per agent, Lemire's method with no rejection for a range of 4, and ``random(dtype=float32)``
-the top 24 bits of the same 32-bit draws, so ``floor(4 u)`` is the same direction) and the acting order
-from ``shuffle`` of ``arange(N)`` in place (what ``permutation(N)`` does).
+call (``random((T, G, G))`` yields the same doubles as T calls of ``random((G, G))``), and the action stream,
+drawn in fixed amounts per step, is drawn ahead for all T steps by a compiled loop (`_draw_action_stream`,
+numba's `Generator` methods on the episode's own generator) or, in the numpy path, per step as in
+`world.action_draws`. Both take its numbers by cheaper means: the directions as floor(4 u) of float32
+uniforms (numpy's ``integers(0, 4, N)`` takes the top two bits of one 32-bit draw per agent, Lemire's
+method with no rejection for a range of 4, and ``random(dtype=float32)`` the top 24 bits of the same 32-bit
+draws, so ``floor(4 u)`` is the same direction) and the acting order from ``shuffle`` of ``arange(N)`` in
+place (what ``permutation(N)`` does).
 
 An episode in which every agent is dead stops (as `run_episode` breaks): its state is frozen, food included.
-Speed: a generation of 16 candidates x 8 seeds runs several times (7-10x on a 2-core machine) faster than
-the same episodes one by one with `run_episode`; `benchmarks/bench_constitutional_evolution.py` times it
-against the `mesa` peer.
+Speed: a generation of 16 candidates x 8 seeds (12 x 12, N = 10, T = 80) takes about 0.15 s on a 2-core
+machine with the compiled kernels (0.34-0.48 s with the numpy path; `run_episode` one by one several times
+more); `benchmarks/bench_constitutional_evolution.py` times it against the `mesa` peer (22-35x faster).
+numba compiles the two kernels on the first call in a fresh checkout (about 15 s) and caches them on disk.
 """
 from __future__ import annotations
 
@@ -33,6 +38,11 @@ import functools
 from collections.abc import Sequence
 
 import numpy as np
+
+try:                  # numba comes with the `bench` extra (`make install`); without it, the numpy path runs
+    import numba
+except ImportError:   # pragma: no cover
+    numba = None
 
 from .constitution import ACTIONS, CONFLICT, FEATURES, GT, LT, MAX_RULES, SOCIAL, A, F, default_actions
 from .policies import RulePolicy, TablePolicy, situation_index
@@ -117,6 +127,151 @@ class _BatchChooser:
         return acts, fired
 
 
+# ------------------------------------------------------------------ compiled kernels (numba)
+
+def _jit(f):
+    """``numba.njit`` with an on-disk cache (the first call in a fresh checkout compiles, about 15 s for the
+    two kernels; later processes load them in well under a second); without a writable cache directory
+    (a read-only install and no writable ``NUMBA_CACHE_DIR`` or home), compiled once per process instead."""
+    if numba is None:                 # pragma: no cover
+        return None
+    try:
+        return numba.njit(cache=True)(f)
+    except RuntimeError:              # pragma: no cover  (numba: "no locator available" for the cache)
+        return numba.njit(f)
+
+
+def _draw_action_stream(rng, U, dirs, order, b):
+    """All T steps of episode b's action stream (`world.action_draws`, in its order) into ``U[t, b]`` (N, R),
+    ``dirs[t, b]`` and ``order[t, b]``: per step the (N, R) uniforms, then the directions as floor(4 u) of
+    float32 uniforms (module docstring), then ``shuffle`` of arange(N) (numba's `Generator` methods call the
+    generator's own bit generator, and its ``shuffle`` is numpy's algorithm). The stream is drawn in fixed
+    amounts per step, so drawing it ahead gives the draws `run_episode` makes (an episode that collapses
+    early just leaves some unused)."""
+    T, _, n, R = U.shape
+    for t in range(T):
+        for i in range(n):
+            for r in range(R):
+                U[t, b, i, r] = rng.random()
+        for i in range(n):
+            dirs[t, b, i] = np.int64(rng.random(dtype=np.float32) * np.float32(4.0))
+        for i in range(n):
+            order[t, b, i] = i
+        rng.shuffle(order[t, b])
+
+
+def _nearest_food(food, c, search, gg):
+    """First cell with F >= 1 in `_offsets` order around cell c (-1: none); ``food`` one episode's (G^2,)."""
+    for s in search[c]:
+        if s < gg and food[s] >= 1.0:
+            return s
+    return -1
+
+
+def _resolve_step(order, acts, dirs, pos, energy, carry, alive, msg, has_msg, conflict, food, store, gathered,
+                  acted, cost, search, towards, random_step, g, depot, cap, emax, gain, move_cost, broadcast_cost,
+                  broadcast_radius, attack_damage):
+    """The sequential part of one step of every episode: `world.Commons.apply`'s loop over the acting order,
+    line by line on the batched state ((B, N) agents, food (B, G^2), positions as cells), episode after
+    episode. Marks the agents that acted in ``acted`` and writes their action cost into ``cost`` (both
+    zero on entry). Metabolism, death by starvation and regrowth stay with the caller."""
+    B, n = order.shape
+    gg = g * g
+    for b in range(B):
+        for k in range(n):
+            i = order[b, k]
+            if not alive[b, i] or energy[b, i] <= 0:
+                continue
+            a = acts[b, i]
+            acted[b, i] = True
+            c = pos[b, i]
+            x, y = c % g, c // g
+            if a == _GATHER:
+                if food[b, c] >= 1.0 and carry[b, i] < cap:
+                    food[b, c] -= 1.0
+                    carry[b, i] += 1
+                    gathered[b] += 1
+            elif a == _EAT:
+                if carry[b, i] >= 1:
+                    carry[b, i] -= 1
+                    energy[b, i] = min(emax, energy[b, i] + gain)
+            elif a == _DEPOSIT:
+                if c == depot and carry[b, i] >= 1:
+                    store[b] += float(carry[b, i])
+                    carry[b, i] = 0
+            elif a == _EAT_STORE:
+                if c == depot and store[b] >= 1.0:
+                    store[b] -= 1.0
+                    energy[b, i] = min(emax, energy[b, i] + gain)
+            elif a == _BROADCAST:
+                cost[b, i] = broadcast_cost
+                target = _nearest_food_jit(food[b], c, search, gg)
+                if target >= 0:
+                    for j in range(n):
+                        if j != i and alive[b, j] and abs(pos[b, j] % g - x) <= broadcast_radius \
+                                and abs(pos[b, j] // g - y) <= broadcast_radius:
+                            msg[b, j] = target
+                            has_msg[b, j] = True
+            elif a == _SHARE or a == _STEAL or a == _ATTACK:
+                if a == _STEAL or a == _ATTACK:
+                    conflict[b, i] = True
+                # the chosen neighbour (alive, Chebyshev distance 1): SHARE and ATTACK the least energy,
+                # STEAL the most carried among those carrying; ties to the lowest index
+                best = -1
+                for j in range(n):
+                    if j == i or not alive[b, j] or abs(pos[b, j] % g - x) > 1 or abs(pos[b, j] // g - y) > 1:
+                        continue
+                    if a == _STEAL:
+                        if carry[b, j] >= 1 and (best < 0 or carry[b, j] > carry[b, best]):
+                            best = j
+                    elif best < 0 or energy[b, j] < energy[b, best]:
+                        best = j
+                if best < 0:
+                    continue
+                j = best
+                if a == _SHARE:
+                    if carry[b, i] >= 1:
+                        carry[b, i] -= 1
+                        energy[b, j] = min(emax, energy[b, j] + gain)
+                elif a == _STEAL:
+                    if carry[b, i] < cap:
+                        conflict[b, j] = True
+                        carry[b, j] -= 1
+                        carry[b, i] += 1
+                else:
+                    conflict[b, j] = True
+                    energy[b, j] -= attack_damage
+                    energy[b, i] = min(emax, energy[b, i] + attack_damage / 2)
+                    if energy[b, j] <= 0:
+                        alive[b, j] = False
+                        carry[b, j] = 0
+            elif a != _IDLE:                                    # the moves
+                target = depot                                  # MOVE_TO_DEPOT
+                if a == _MOVE_RANDOM:
+                    target = -1
+                elif a == _MOVE_TO_AGENT:                       # the nearest other alive agent (Manhattan)
+                    target, best = -1, 0
+                    for j in range(n):
+                        if j != i and alive[b, j]:
+                            d = abs(pos[b, j] % g - x) + abs(pos[b, j] // g - y)
+                            if target < 0 or d < best:
+                                target, best = pos[b, j], d
+                elif a == _MOVE_TO_FOOD:                        # visible food, else the message
+                    target = _nearest_food_jit(food[b], c, search, gg)
+                    if target < 0 and has_msg[b, i]:
+                        target = msg[b, i]
+                nxt = random_step[c, dirs[b, i]] if target < 0 else towards[c, target]
+                pos[b, i] = nxt
+                if nxt != c:
+                    cost[b, i] = move_cost
+                if has_msg[b, i] and nxt == msg[b, i]:
+                    has_msg[b, i] = False
+
+
+_nearest_food_jit = _jit(_nearest_food)
+_draw_action_stream_jit, _resolve_step_jit = _jit(_draw_action_stream), _jit(_resolve_step)
+
+
 # ------------------------------------------------------------------ the batched world
 
 def _check(policies, params, seeds) -> tuple[list, list[int]]:
@@ -161,12 +316,20 @@ def _grid_tables(g: int, v: int) -> dict[str, np.ndarray]:
         towards=ty * g + tx, random_step=np.where(wall, cell[:, None], ry * g + rx))
 
 
-def run_episodes_batched(policies: Sequence, params: WorldParams, seeds: Sequence[int]) -> list[Episode]:
+def run_episodes_batched(policies: Sequence, params: WorldParams, seeds: Sequence[int],
+                         kernel: str = "auto") -> list[Episode]:
     """Episode b runs ``policies[b]`` on ``seeds[b]`` (same length, >= 1); all in one vectorised state.
 
     Returns the `Episode` of each, equal field by field to ``run_episode(policies[b], params, seeds[b])``
     (module docstring). Policies: `RulePolicy` and `TablePolicy` are vectorised over the batch; any other
-    object with ``choose(X, U, dirs, t)`` is called once per episode and step."""
+    object with ``choose(X, U, dirs, t)`` is called once per episode and step. ``kernel``: "numba" (the
+    compiled sequential part and action streams), "numpy" (the slot-by-slot reference) or "auto" (numba
+    when it imports); the episodes are the same."""
+    if kernel not in ("auto", "numba", "numpy"):
+        raise ValueError(f"kernel must be 'auto', 'numba' or 'numpy', got {kernel!r}")
+    if kernel == "numba" and numba is None:
+        raise ImportError("kernel='numba' needs numba (the `bench` extra)")
+    jit = kernel != "numpy" and numba is not None
     policies, seeds = _check(policies, params, seeds)
     p = params
     B, n, g, T = len(policies), p.n_agents, p.grid, p.steps
@@ -216,10 +379,24 @@ def run_episodes_batched(policies: Sequence, params: WorldParams, seeds: Sequenc
     has_food = np.zeros((B, gg + 1), dtype=bool)                    # F >= 1 per cell, + the sentinel (False)
     has_food_f = has_food.reshape(-1)
     hcell0 = bidx * (gg + 1)
-    U = np.zeros((B, n, MAX_RULES))
-    u32 = np.zeros((B, n), dtype=np.float32)
-    order = np.tile(agents, (B, 1))
-    draws = list(zip([w.action_rng.random for w in worlds], U, u32, [w.action_rng.shuffle for w in worlds], order))
+    cost = np.zeros((B, n))                                        # this step's action costs
+    cost_f = cost.reshape(-1)
+    acted = np.zeros((B, n), dtype=bool)                            # the agents that acted this step
+    acted_f = acted.reshape(-1)
+    msg = msg_f.reshape(B, n)
+    if jit:                                                         # all T steps of the action streams at once
+        U_all = np.empty((T, B, n, MAX_RULES))
+        dirs_all, order_all = np.empty((T, B, n), dtype=np.int64), np.empty((T, B, n), dtype=np.int64)
+        for b, w in enumerate(worlds):
+            _draw_action_stream_jit(w.action_rng, U_all, dirs_all, order_all, b)
+        consts = (g, depot, cap, float(emax), float(gain), float(p.move_cost), float(p.broadcast_cost),
+                  p.broadcast_radius, float(p.attack_damage))
+    else:                                                           # per step, into these buffers
+        U = np.zeros((B, n, MAX_RULES))
+        u32 = np.zeros((B, n), dtype=np.float32)
+        order = np.tile(agents, (B, 1))
+        draws = list(zip([w.action_rng.random for w in worlds], U, u32,
+                         [w.action_rng.shuffle for w in worlds], order))
     X = np.zeros((B, n, len(FEATURES)))
     X[:, :, F["true"]] = 1.0
     far = 4 * g + 1                                                 # beyond any Manhattan distance
@@ -239,56 +416,10 @@ def run_episodes_batched(policies: Sequence, params: WorldParams, seeds: Sequenc
             m &= cheb[c[:, None], pos[b]] <= radius
         return m
 
-    for t in range(T):
-        live_b = np.flatnonzero(running)
-        # ---- features (Commons.features with a batch axis)
-        nb = adjacent[(pos * gg)[:, :, None] + pos[:, None, :]] & (alive[:, None, :] & alive[:, :, None] & other)
-        np.greater_equal(food.reshape(B, gg), 1.0, out=has_food[:, :gg])
-        # food visible from each cell: F >= 1 somewhere in its (2v + 1)^2 window (a separable dilation)
-        hf = has_food[:, :gg].reshape(B, g, g)
-        rows = hf.copy()
-        for d in range(1, min(v, g - 1) + 1):
-            rows[:, :, d:] |= hf[:, :, :-d]
-            rows[:, :, :-d] |= hf[:, :, d:]
-        seen = rows.copy()
-        for d in range(1, min(v, g - 1) + 1):
-            seen[:, d:, :] |= rows[:, :-d, :]
-            seen[:, :-d, :] |= rows[:, d:, :]
-        X[:, :, F["energy"]] = energy
-        X[:, :, F["carry"]] = carry
-        X[:, :, F["food_here"]] = has_food_f[hcell0[:, None] + pos]
-        X[:, :, F["food_visible"]] = seen.reshape(-1)[cell0[:, None] + pos]
-        X[:, :, F["at_depot"]] = pos == depot
-        X[:, :, F["store"]] = store[:, None]
-        e_nb = np.where(nb, energy[:, None, :], np.inf)             # (B, N, N) neighbours' energies
-        nb_e = e_nb[:, :, 0].copy()
-        for j in range(1, n):                                       # min over j (faster than .min(axis=2))
-            np.minimum(nb_e, e_nb[:, :, j], out=nb_e)
-        X[:, :, F["min_neighbour_energy"]] = np.minimum(nb_e, 1e9)
-        X[:, :, F["neighbour_carrying"]] = np.einsum("bij,bj->bi", nb.view(np.uint8), (carry >= 1).view(np.uint8)) > 0
-        X[:, :, F["neighbour_weaker"]] = nb_e < energy
-        X[:, :, F["got_message"]] = has_msg
-        for m in (2, 3, 4, 5):
-            X[:, :, F[f"step_mod_{m}"]] = t % m == 0
-        # ---- the action stream (world.action_draws, directions via float32: module docstring)
-        order[:] = agents                                           # permutation(n) is shuffle(arange(n))
-        for uniform, u, w, shuffle, o in (draws if live_b.size == B else [draws[b] for b in live_b.tolist()]):
-            uniform(out=u)
-            uniform(out=w, dtype=np.float32)
-            shuffle(o)
-        dirs = (u32 * np.float32(4.0)).astype(np.int64)
-        acts, fired = chooser.choose(X, U, dirs, t, live_b)
-        acts_f = acts.reshape(-1)
-        dirs_f = dirs.reshape(-1)
-        # ---- fire counts (run_episode: alive agents reading constitution 0; -1 -> the default's slot)
-        fm = alive & chooser.count_fires
-        slot = np.where(fired < 0, MAX_RULES, fired) + (MAX_RULES + 1) * bb
-        fires += np.bincount(slot[fm], minlength=B * (MAX_RULES + 1)).reshape(B, MAX_RULES + 1)
-        # ---- the sequential part: in slot k the k-th agent of every episode acts (an alive agent has
-        # energy > 0: every loss of energy is followed by the death check, so `alive` is Commons.apply's test)
-        cost_f = np.zeros(B * n)
-        acted_f = np.zeros(B * n, dtype=bool)
-        acted = acted_f.reshape(B, n)
+    def resolve_slots(order, acts_f, dirs_f):
+        """The numpy reference of `_resolve_step` (no numba): in slot k the k-th agent of every episode acts (an
+        alive agent has energy > 0: every loss of energy is followed by the death check, so `alive` is
+        Commons.apply's test)."""
         slot_agent = (base[:, None] + order).T.copy()                   # (N, B) flat index of slot k's agent
         slot_act = acts_f[slot_agent]
         any_msg = bool(has_msg_f.any())
@@ -402,6 +533,62 @@ def run_episodes_batched(policies: Sequence, params: WorldParams, seeds: Sequenc
                 if any_msg:
                     arrived = f[has_msg_f[f] & (nxt == msg_f[f])]
                     has_msg_f[arrived] = False
+
+    for t in range(T):
+        live_b = np.flatnonzero(running)
+        # ---- features (Commons.features with a batch axis)
+        nb = adjacent[(pos * gg)[:, :, None] + pos[:, None, :]] & (alive[:, None, :] & alive[:, :, None] & other)
+        np.greater_equal(food.reshape(B, gg), 1.0, out=has_food[:, :gg])
+        # food visible from each cell: F >= 1 somewhere in its (2v + 1)^2 window (a separable dilation)
+        hf = has_food[:, :gg].reshape(B, g, g)
+        rows = hf.copy()
+        for d in range(1, min(v, g - 1) + 1):
+            rows[:, :, d:] |= hf[:, :, :-d]
+            rows[:, :, :-d] |= hf[:, :, d:]
+        seen = rows.copy()
+        for d in range(1, min(v, g - 1) + 1):
+            seen[:, d:, :] |= rows[:, :-d, :]
+            seen[:, :-d, :] |= rows[:, d:, :]
+        X[:, :, F["energy"]] = energy
+        X[:, :, F["carry"]] = carry
+        X[:, :, F["food_here"]] = has_food_f[hcell0[:, None] + pos]
+        X[:, :, F["food_visible"]] = seen.reshape(-1)[cell0[:, None] + pos]
+        X[:, :, F["at_depot"]] = pos == depot
+        X[:, :, F["store"]] = store[:, None]
+        e_nb = np.where(nb, energy[:, None, :], np.inf)             # (B, N, N) neighbours' energies
+        nb_e = e_nb[:, :, 0].copy()
+        for j in range(1, n):                                       # min over j (faster than .min(axis=2))
+            np.minimum(nb_e, e_nb[:, :, j], out=nb_e)
+        X[:, :, F["min_neighbour_energy"]] = np.minimum(nb_e, 1e9)
+        X[:, :, F["neighbour_carrying"]] = np.einsum("bij,bj->bi", nb.view(np.uint8), (carry >= 1).view(np.uint8)) > 0
+        X[:, :, F["neighbour_weaker"]] = nb_e < energy
+        X[:, :, F["got_message"]] = has_msg
+        for m in (2, 3, 4, 5):
+            X[:, :, F[f"step_mod_{m}"]] = t % m == 0
+        # ---- the action stream (world.action_draws, directions via float32: module docstring)
+        if jit:
+            U, dirs, order = U_all[t], dirs_all[t], order_all[t]
+        else:
+            order[:] = agents                                       # permutation(n) is shuffle(arange(n))
+            for uniform, u, w, shuffle, o in (draws if live_b.size == B else [draws[b] for b in live_b.tolist()]):
+                uniform(out=u)
+                uniform(out=w, dtype=np.float32)
+                shuffle(o)
+            dirs = (u32 * np.float32(4.0)).astype(np.int64)
+        acts, fired = chooser.choose(X, U, dirs, t, live_b)
+        # ---- fire counts (run_episode: alive agents reading constitution 0; -1 -> the default's slot)
+        fm = alive & chooser.count_fires
+        slot = np.where(fired < 0, MAX_RULES, fired) + (MAX_RULES + 1) * bb
+        fires += np.bincount(slot[fm], minlength=B * (MAX_RULES + 1)).reshape(B, MAX_RULES + 1)
+        # ---- the sequential part: the alive agents act one after another in their episode's order
+        cost_f.fill(0.0)
+        acted_f.fill(False)
+        if jit:
+            _resolve_step_jit(order, acts.astype(np.int64, copy=False), dirs, pos, energy, carry, alive, msg,
+                              has_msg, conflict_agents, food.reshape(B, gg), store, gathered, acted, cost,
+                              search, tab["towards"], tab["random_step"], *consts)
+        else:
+            resolve_slots(order, acts.reshape(-1), dirs.reshape(-1))
         counts += np.bincount((bb * _N_ACT + acts)[acted], minlength=B * _N_ACT).reshape(B, _N_ACT)
         # ---- metabolism and death, then regrowth (frozen episodes: nothing changes)
         if not p.immortal:
