@@ -484,3 +484,54 @@ def test_read_scores_mean_token_logprob_with_a_stub_model():
             assert np.isclose(out[k, ACTIONS.index(a)], np.mean(lp)), (k, a)
     with pytest.raises(ValueError):
         lr.read_scores(lm, 3)
+
+
+# --------------------------------------------------------------------------- K4's positive control (planted conflict)
+
+def test_planted_population_carries_the_rule_on_top_of_the_searchs_own_draws():
+    """`initial_population` is the population `evolve` starts from (the same random draws as before the plant
+    existed), and with a plant every genome starts with it."""
+    from icml26.constitutional_evolution.baselines import PLANTED_CONFLICT
+    from icml26.constitutional_evolution.evolve import initial_population
+
+    cfg = GPConfig(islands=2, pop=4, generations=1, K=1, seed=3)
+    rng = np.random.default_rng([3, 77])
+    plain = initial_population(cfg)
+    assert plain == [[random_constitution(rng) for _ in range(4)] for _ in range(2)]
+    planted = initial_population(cfg, (PLANTED_CONFLICT,))
+    assert all(p == (PLANTED_CONFLICT,) + g for pi, gi in zip(planted, plain) for p, g in zip(pi, gi))
+    assert PLANTED_CONFLICT == Rule((Predicate("neighbour_weaker"),), "ATTACK") and PLANTED_CONFLICT.prob == 1.0
+    with pytest.raises(ValueError, match="at most 7"):
+        initial_population(cfg, (PLANTED_CONFLICT,) * 8)
+    with pytest.raises(TypeError):
+        initial_population(cfg, ("attack",))
+    with pytest.raises(ValueError, match="conflict rules"):
+        ex.planted_control(PRESETS["smoke"], SMALL, 0, plant=(DESIGNED[0],))
+
+
+def test_planted_rule_cost_is_visible_and_without_it_there_is_no_conflict():
+    """The planted rule on top of a working society makes it attack on every seed and costs S_ours plainly
+    (selection on the chapter's K sees the deletion pay); the same society without it never attempts conflict."""
+    from icml26.constitutional_evolution.baselines import PLANTED_CONFLICT
+
+    cfg = PRESETS["smoke"]
+    params, seeds = ex.world_params(cfg), range(100, 106)
+    with_ = ex.scores_of_rules((PLANTED_CONFLICT,) + DESIGNED_SILENT, params, seeds)
+    without = ex.scores_of_rules(DESIGNED_SILENT, params, seeds)
+    assert all(x.conflict_attempts > 0 for x in with_)
+    assert all(x.conflict_attempts == 0 for x in without)
+    gain = np.array([x.S for x in without]) - np.array([x.S for x in with_])
+    assert gain.mean() > 0.1 and ex.paired_visibility(gain, cfg["K"]) > 0.99
+
+
+def test_planted_control_fails_without_a_search_and_measures_its_start():
+    """With one generation (no variation, no selection after the start) C* is a starting genome: it keeps the
+    planted rule and attempts conflict, so the control's pass is the search's doing, not its construction."""
+    cfg = dict(PRESETS["smoke"], generations=1, islands=2, pop=3, n_eval=2)
+    params = ex.world_params(cfg)
+    pc = ex.planted_control(cfg, params, 0)
+    assert pc.start_attempts.shape == (6,) and (pc.start_attempts > 0).all()
+    assert pc.cost.shape == (6 * cfg["K"],) and np.isfinite(pc.cost).all()
+    assert pc.planted_kept and pc.attempts > 0
+    assert 0.0 <= pc.visibility(cfg["K"]) <= 1.0
+    assert pc.result.best[0] == pc.plant[0]

@@ -22,6 +22,10 @@
   broadcast sightings, deposit surplus at the depot, gather, never attack. Communication-heavy by design.
 * `DESIGNED_SILENT`: `DESIGNED` without its BROADCAST rule, the control that says whether evolution found
   more than "stop talking".
+* `PLANTED_CONFLICT`: the adversary's attack rule ("if a neighbour is weaker than you, attack the weakest
+  neighbour"), which K4's positive control plants at the top of every genome of the search's starting
+  population (`experiments.planted_control`): a conflict rule that fires whenever its condition holds, so
+  that its cost to S_ours is large and visible to selection, and the search must remove it itself.
 * `random_constitution`: the initial-population distribution of the search.
 """
 from __future__ import annotations
@@ -60,6 +64,9 @@ DESIGNED: tuple[Rule, ...] = (
 )
 
 DESIGNED_SILENT: tuple[Rule, ...] = tuple(r for r in DESIGNED if r.action != "BROADCAST")
+
+PLANTED_CONFLICT: Rule = ADVERSARIAL[1]
+"""K4's planted costly conflict rule: IF a neighbour is weaker THEN ATTACK (q = 1), the adversary's own rule."""
 
 HHH_COMMON_SENSE: tuple[Rule, ...] = (
     Rule((Predicate("energy_below", 10), Predicate("carry_at_least", 1)), "EAT"),

@@ -211,14 +211,37 @@ def capped_workers(workers: int) -> int:
     return min(workers, max(1, int(os.environ.get("ICML26_CPUS", workers))))
 
 
-def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
-    """Run the island GP (module docstring). ``progress``: an optional callable wrapping the generation loop."""
+def _gp_rng(cfg: GPConfig) -> np.random.Generator:
+    """The numpy stream of one GP run (initial population, then the operators)."""
+    return np.random.default_rng([cfg.seed, 77])
+
+
+def initial_population(cfg: GPConfig, plant: Sequence[Rule] = (),
+                       rng: np.random.Generator | None = None) -> list[list[tuple[Rule, ...]]]:
+    """The starting genomes of each island: random genomes (`random_constitution`), each with the ``plant``
+    rules put at its top (highest priority) when given; the random draws are the same with or without them.
+    Without ``rng``, the run's own stream from its start, so this is the population `evolve` starts from."""
+    plant = tuple(plant)
+    if not all(isinstance(r, Rule) for r in plant):
+        raise TypeError("plant must be a sequence of Rule")
+    if len(plant) >= MAX_RULES:
+        raise ValueError(f"plant at most {MAX_RULES - 1} rules (a genome holds {MAX_RULES}), got {len(plant)}")
+    rng = _gp_rng(cfg) if rng is None else rng
+    return [[(plant + random_constitution(rng))[:MAX_RULES] for _ in range(cfg.pop)] for _ in range(cfg.islands)]
+
+
+def evolve(params: WorldParams, cfg: GPConfig, progress=None, plant: Sequence[Rule] = ()) -> GPResult:
+    """Run the island GP (module docstring). ``progress``: an optional callable wrapping the generation loop.
+
+    ``plant``: rules put at the top of every genome of the initial population (the random genomes are the
+    same draws with or without them), so that the search starts from a population in which every member
+    carries them and must remove them itself (K4's positive control plants a costly conflict rule)."""
     from deap import base, tools
 
     import random
 
     creator = _creator()
-    rng = np.random.default_rng([cfg.seed, 77])
+    rng = _gp_rng(cfg)
     py_state = random.getstate()
     random.seed(1_000_003 * cfg.seed + 77)  # DEAP's selTournament draws from Python's `random`
     toolbox = base.Toolbox()
@@ -230,7 +253,7 @@ def evolve(params: WorldParams, cfg: GPConfig, progress=None) -> GPResult:
     def new_ind(rules):
         return Ind(rules)
 
-    islands = [[new_ind(random_constitution(rng)) for _ in range(cfg.pop)] for _ in range(cfg.islands)]
+    islands = [[new_ind(g) for g in isl] for isl in initial_population(cfg, plant, rng)]
     G, I = cfg.generations, cfg.islands
     curves_best, curves_mean = np.zeros((G, I)), np.zeros((G, I))
     migrations: list[int] = []

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .baselines import ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, PREDATOR, hhh_society, random_constitution
-from .constitution import ACTIONS, Rule
-from .evolve import GPConfig, GPResult, evolve, fresh_seeds, random_search
+from .baselines import (ADVERSARIAL, DESIGNED, DESIGNED_SILENT, EMPTY, PLANTED_CONFLICT, PREDATOR, hhh_society,
+                        random_constitution)
+from .batch import prefill_oracle, run_grid
+from .constitution import ACTIONS, CONFLICT, Rule
+from .evolve import GPConfig, GPResult, evolve, fresh_seeds, generation_seeds, initial_population, random_search
 from .metrics import Score, score
 from .policies import SITUATIONS, RulePolicy, TablePolicy, situation_index
 from .world import Commons, WorldParams, action_draws, run_episode
@@ -95,6 +97,66 @@ def compare(cfg: dict, params: WorldParams, run: SearchRun) -> dict[str, list[Sc
         "single-island": scores_of_rules(run.single.best, params, seeds),
         "random search": scores_of_rules(run.random_best, params, seeds),
     }
+
+
+@dataclass
+class PlantedControl:
+    """K4's positive control on one GP seed (`planted_control`).
+
+    ``start_attempts[m]``: conflict attempts of starting genome m (the planted rule on top) over generation
+    0's K shared seeds; ``cost``: per-episode S_ours of each starting genome minus S_ours of the same genome
+    without the planted rule on those seeds (members x K, flattened), what selection sees of the rule;
+    ``result``: the search from that population; ``scores``: its C* on the GP seed's fresh evaluation seeds."""
+
+    seed: int
+    plant: tuple[Rule, ...]
+    start_attempts: np.ndarray
+    cost: np.ndarray
+    result: GPResult
+    scores: list[Score]
+
+    @property
+    def attempts(self) -> int:
+        """K4's measure for this C*: its conflict attempts over its fresh evaluation seeds."""
+        return int(sum(x.conflict_attempts for x in self.scores))
+
+    @property
+    def planted_kept(self) -> bool:
+        """Whether C* still holds the planted rule verbatim (a rule can also be disabled by an edit)."""
+        return any(r == p for r in self.result.best for p in self.plant)
+
+    def visibility(self, K: int) -> float:
+        """How likely selection on K shared seeds sees that deleting the planted rule raises S_ours
+        (`paired_visibility` of the deletion's per-episode gain): near 1, the rule's cost is plain."""
+        return paired_visibility(-self.cost, K)
+
+
+def planted_control(cfg: dict, params: WorldParams, seed: int,
+                    plant: Sequence[Rule] = (PLANTED_CONFLICT,)) -> PlantedControl:
+    """K4's positive control: the chapter's search (the same world, GP configuration, GP seed and fresh
+    seeds) started from a population in which **every** genome carries a costly conflict rule at its top
+    (`evolve.initial_population` with ``plant``; the random genomes below it are the normal search's own
+    starting draws). The search must delete or disable the rule with its own operators and selection, and
+    keep the conflict rules its mutations insert out of C*, for K4's test (no conflict attempt over C*'s
+    evaluation episodes) to pass. Also measures the starting genomes' conflict attempts and the planted
+    rule's cost, on generation 0's shared seeds (what selection sees first)."""
+    plant = tuple(plant)
+    if not plant or not all(r.action in CONFLICT for r in plant):
+        raise ValueError(f"plant one or more conflict rules ({', '.join(CONFLICT)}), got {plant!r}")
+    gcfg = gp_config(cfg, seed)
+    start = [g for isl in initial_population(gcfg, plant) for g in isl]
+    seeds0 = generation_seeds(seed, 0, gcfg.K)
+    n = params.n_agents
+    prefill_oracle(params, seeds0)
+    eps = run_grid([RulePolicy.shared(g, n) for g in start] + [RulePolicy.shared(g[len(plant):], n) for g in start],
+                   params, seeds0)
+    with_, without = eps[:len(start)], eps[len(start):]
+    S = lambda row: [score(e, params).S for e in row]  # noqa: E731
+    cost = np.array([S(a) for a in with_]) - np.array([S(b) for b in without])
+    attempts = np.array([sum(e.conflict_attempts for e in row) for row in with_])
+    result = evolve(params, gcfg, plant=plant)
+    return PlantedControl(seed=int(seed), plant=plant, start_attempts=attempts, cost=cost.ravel(), result=result,
+                          scores=scores_of_rules(result.best, params, fresh_seeds(seed, cfg["n_eval"])))
 
 
 def situation_actions(policy, params: WorldParams, seeds: Sequence[int]) -> list[list[str]]:

@@ -7,6 +7,13 @@ own timings: searches 0.73-0.76 s vs 3.2 s, total 10.8-12.5 s vs 13.6 s); full 2
 before batching (commit 1cc0d51: the three GP searches 1,718 s, the sweeps with the talk-world search 507 s,
 the K ablation 247 s, SmolLM2 125 s), inside its 2,700 s budget; book and full are not re-timed since. The
 run's own ``timings`` in its results JSON are the record.
+
+K4's positive control (`experiments.planted_control`: one more multi-island search per GP seed at the preset's own
+GP configuration, from a planted population, plus its 2 x I x pop x K starting-genome episodes and N fresh
+episodes) adds, measured with this session's numba kernels on the shared 2-core machine under ``nice``: smoke
+~1-2 s (the notebook's ``k4_control`` timing), book ~10 s (3 GP seeds, ~3 s each), full ~65-70 s (3 GP seeds,
+~20 s each: one more search of the size of each of the three (multi-island, single-island, random)
+that the ``search`` section runs per GP seed).
 """
 from __future__ import annotations
 
