@@ -3,6 +3,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -142,6 +143,53 @@ def test_parallel_jobs_go_through_a_local_dask_cluster(toy_book):
     assert "2 local processes" in done.stdout and "1 of 2 chapters ok" in done.stdout
     good = json.loads((toy_book / "results" / "book" / "good-toy.json").read_text())
     assert good["scale"] == "book"
+
+
+def _sleep_on(seconds):
+    from distributed import get_worker
+
+    time.sleep(seconds)
+    return get_worker().address
+
+
+def test_a_free_worker_gets_the_next_chapter():
+    """One long task and six short ones on two workers: never more than two in the scheduler's hands, and the
+    worker busy with the long one runs nothing else. (Submitted all at once, one task group per chapter, a
+    fresh-clone `make book` left 10 chapters queued behind one busy worker while the other idled for an hour.)"""
+    from dask.distributed import Client, LocalCluster
+
+    from icml26.runner import in_flight_at_most
+
+    durations = [3.0] + [0.05] * 6
+    submitted, finished, most = [], [], [0]
+
+    def submit(i):
+        submitted.append(i)
+        most[0] = max(most[0], len(submitted) - len(finished))
+        # keys like the chapters': one task group per task (repro-<slug>-<scale>-<ns>)
+        return client.submit(_sleep_on, durations[i], pure=False, key=f"repro-chapter{'abcdefg'[i]}-book-{time.time_ns()}")
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        ran = {}
+        for i, worker in in_flight_at_most(submit, range(len(durations)), limit=2, name=int):
+            finished.append(i)
+            ran[i] = worker
+    assert sorted(ran) == list(range(len(durations))) and most[0] == 2
+    assert [i for i, w in ran.items() if w == ran[0]] == [0], ran
+
+
+def test_in_flight_at_most_reports_a_task_error_and_goes_on():
+    from dask.distributed import Client, LocalCluster
+
+    from icml26.runner import in_flight_at_most
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        out = dict(in_flight_at_most(lambda x: client.submit(lambda y: 1 / y, x, pure=False), [1, 0, 2], limit=1,
+                                     name=str))
+        assert not list(in_flight_at_most(lambda x: client.submit(abs, x), [], limit=2))
+    assert out["1"] == 1.0 and out["2"] == 0.5 and isinstance(out["0"], ZeroDivisionError)
 
 
 def test_reuse_skips_unchanged_chapters(toy_book):

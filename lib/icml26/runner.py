@@ -263,7 +263,7 @@ def run_chapters(
             done(run_chapter(nb, scale, runs_dir, results_root, reuse=reuse, progress=show_cells))
         return results
 
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import Client, LocalCluster
 
     cluster = None
     if scheduler is None:
@@ -274,21 +274,51 @@ def run_chapters(
         client = Client(scheduler)
         threads = None
     try:
-        slug_of = {
-            client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse, threads,
-                          key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}", pure=False): Path(nb).stem
-            for nb in notebooks
-        }
-        for future in as_completed(list(slug_of)):
-            try:
-                done(future.result())
-            except Exception as exc:  # a worker lost mid-run: report it as that chapter's failure
-                done(RunResult(slug_of[future], scale, "failed", 0.0, error=f"{type(exc).__name__}: {exc}"))
+        limit = jobs if scheduler is None else sum(client.nthreads().values())
+        for slug, outcome in in_flight_at_most(
+                lambda nb: client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse,
+                                                 threads, key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}",
+                                                 pure=False),
+                notebooks, limit, name=lambda nb: Path(nb).stem):
+            if isinstance(outcome, Exception):  # a worker lost mid-run: report it as that chapter's failure
+                outcome = RunResult(slug, scale, "failed", 0.0, error=f"{type(outcome).__name__}: {outcome}")
+            done(outcome)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
     return results
+
+
+def in_flight_at_most(submit: Callable, items: Sequence, limit: int, name: Callable = str):
+    """Run ``submit(item)`` (a Dask future) for every item with at most ``limit`` (>= 1) in flight, submitting
+    the next as one finishes; yields ``(name(item), result or the exception it raised)`` in completion order.
+
+    Why not submit everything at once: each chapter's task key is its own task group, so the scheduler does
+    not queue them (it queues only large groups of "root-ish" tasks); it assigns every task to a worker up
+    front, by duration estimates it does not have for hour-long chapters, and work stealing does not move
+    them. A fresh-clone `make book` at 2 jobs ran 5 chapters on one worker and 14 on the other, which then
+    worked alone for the last ~hour. Handing a worker its next chapter only when it is free keeps both busy."""
+    from dask.distributed import as_completed
+
+    waiting = list(items)
+    name_of = {}
+
+    def start():
+        item = waiting.pop(0)
+        future = submit(item)
+        name_of[future] = name(item)
+        return future
+
+    running = as_completed([start() for _ in range(min(max(1, limit), len(waiting)))])
+    for future in running:
+        try:
+            outcome = future.result()
+        except Exception as exc:
+            outcome = exc
+        yield name_of.pop(future), outcome
+        if waiting:
+            running.add(start())
 
 
 def result_rows(results: Sequence[RunResult]) -> list[dict]:
