@@ -179,6 +179,16 @@ def test_a_free_worker_gets_the_next_chapter():
     assert [i for i, w in ran.items() if w == ran[0]] == [0], ran
 
 
+def test_the_cell_timeout_grows_with_the_share_of_the_machine_a_chapter_gets():
+    from icml26.runner import CELL_TIMEOUT, cell_timeout
+
+    assert cell_timeout("book") == cell_timeout("book", None, cpus=2) == CELL_TIMEOUT["book"]
+    assert cell_timeout("book", 1, cpus=2) == 2 * CELL_TIMEOUT["book"]      # make book's 2 jobs on 2 cores
+    assert cell_timeout("smoke", 2, cpus=8) == 4 * CELL_TIMEOUT["smoke"]
+    assert cell_timeout("book", 4, cpus=2) == CELL_TIMEOUT["book"]          # never below the whole-machine value
+    assert cell_timeout("full", 1, cpus=2) is None
+
+
 def test_in_flight_at_most_reports_a_task_error_and_goes_on():
     from dask.distributed import Client, LocalCluster
 

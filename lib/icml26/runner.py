@@ -46,7 +46,22 @@ CPUS_ENV_VAR = "ICML26_CPUS"
 a pool of single-thread workers (icr, ecsel) cap its size at this. Unset for one chapter at a time. The pools' tasks
 seed themselves, so the numbers do not depend on it; not keyed."""
 CELL_TIMEOUT = {"smoke": 300, "book": 900, "full": None}
-"""Per-cell papermill timeout in seconds: generous multiples of the scale budgets; none for `full`."""
+"""Per-cell papermill timeout in seconds for a chapter with the whole machine: generous multiples of the scale
+budgets (which are set on 2 cores); none for `full`. A hang guard, not a budget: `cell_timeout` scales it to the
+chapter's share of the machine."""
+
+
+def cell_timeout(scale: str, threads: int | None = None, cpus: int | None = None) -> int | None:
+    """`CELL_TIMEOUT` of ``scale`` for a chapter given ``threads`` of the machine's ``cpus`` (default: all of them):
+    the budgets are set for the whole machine, so a chapter that `repro book --jobs N` pins to 1/N of it gets N
+    times the time. (At 2 jobs on 2 cores, ambisur, 333 s alone with its two-process pool, ran its one training cell
+    past the unscaled 900 s on its one core: the chapter crashed and its page showed no claims.)"""
+    base = CELL_TIMEOUT.get(scale)
+    if base is None:
+        return None
+    cpus = cpus or os.cpu_count() or 1
+    share = cpus / threads if threads else 1.0
+    return int(round(base * max(1.0, share)))
 
 
 @dataclass
@@ -204,7 +219,7 @@ def run_chapter(
             papermill.execute_notebook(
                 str(notebook), str(out), parameters={"scale": scale}, cwd=str(notebook.parent),
                 kernel_name="python3", log_output=True, progress_bar=progress,
-                execution_timeout=CELL_TIMEOUT.get(scale), extra_arguments=KERNEL_ARGUMENTS,
+                execution_timeout=cell_timeout(scale, threads), extra_arguments=KERNEL_ARGUMENTS,
             )
     except Exception as exc:  # a failing chapter is a result, not a crash of the batch
         status = "failed"
