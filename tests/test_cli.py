@@ -189,6 +189,16 @@ def test_the_cell_timeout_grows_with_the_share_of_the_machine_a_chapter_gets():
     assert cell_timeout("full", 1, cpus=2) is None
 
 
+def test_parallel_runs_start_the_longest_chapters_first(tmp_path):
+    from icml26.runner import longest_first
+
+    for slug, seconds in [("short", 10.0), ("long", 300.0), ("middle", 120.0)]:
+        (tmp_path / f"{slug}.json").write_text(json.dumps({"timings": {"total": seconds}}))
+    (tmp_path / "broken.json").write_text("{not json")
+    order = longest_first([Path(f"nb/{s}.ipynb") for s in ("short", "new", "long", "broken", "middle")], tmp_path)
+    assert [p.stem for p in order] == ["new", "broken", "long", "middle", "short"]   # never run (or unreadable) first
+
+
 def test_in_flight_at_most_reports_a_task_error_and_goes_on():
     from dask.distributed import Client, LocalCluster
 

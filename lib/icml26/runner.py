@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -290,6 +291,7 @@ def run_chapters(
         threads = None
     try:
         limit = jobs if scheduler is None else sum(client.nthreads().values())
+        notebooks = longest_first(notebooks, Path(results_root) / scale)
         for slug, outcome in in_flight_at_most(
                 lambda nb: client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse,
                                                  threads, key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}",
@@ -303,6 +305,18 @@ def run_chapters(
         if cluster is not None:
             cluster.close()
     return results
+
+
+def longest_first(notebooks: Sequence[Path], results_dir: Path) -> list[Path]:
+    """The chapters ordered for a parallel run: those never run at this scale first, then by the wall time of their
+    last run (``timings.total`` in ``results_dir/<slug>.json``), longest first, so that no long chapter starts last
+    while the other workers run out of work. Ties keep the given order."""
+    def last_seconds(nb: Path) -> float:
+        try:
+            return float(json.loads((results_dir / f"{Path(nb).stem}.json").read_text())["timings"]["total"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return math.inf
+    return sorted(notebooks, key=last_seconds, reverse=True)
 
 
 def in_flight_at_most(submit: Callable, items: Sequence, limit: int, name: Callable = str):
