@@ -290,13 +290,15 @@ def run_chapters(
         client = Client(scheduler)
         threads = None
     try:
+        # an existing cluster: as many chapters at once as it has threads now (at least one)
         limit = jobs if scheduler is None else sum(client.nthreads().values())
-        notebooks = longest_first(notebooks, Path(results_root) / scale)
-        for slug, outcome in in_flight_at_most(
-                lambda nb: client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse,
-                                                 threads, key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}",
-                                                 pure=False),
-                notebooks, limit, name=lambda nb: Path(nb).stem):
+
+        def submit(nb):
+            return client.submit(run_chapter, str(nb), scale, str(runs_dir), str(results_root), reuse, threads,
+                                 key=f"repro-{Path(nb).stem}-{scale}-{time.time_ns()}", pure=False)
+
+        ordered = longest_first(notebooks, Path(results_root) / scale)
+        for slug, outcome in in_flight_at_most(submit, ordered, limit, name=lambda nb: Path(nb).stem):
             if isinstance(outcome, Exception):  # a worker lost mid-run: report it as that chapter's failure
                 outcome = RunResult(slug, scale, "failed", 0.0, error=f"{type(outcome).__name__}: {outcome}")
             done(outcome)
@@ -326,8 +328,9 @@ def in_flight_at_most(submit: Callable, items: Sequence, limit: int, name: Calla
     Why not submit everything at once: each chapter's task key is its own task group, so the scheduler does
     not queue them (it queues only large groups of "root-ish" tasks); it assigns every task to a worker up
     front, by duration estimates it does not have for hour-long chapters, and work stealing does not move
-    them. A fresh-clone `make book` at 2 jobs ran 5 chapters on one worker and 14 on the other, which then
-    worked alone for the last ~hour. Handing a worker its next chapter only when it is free keeps both busy."""
+    them: a fresh-clone `make book` at 2 jobs had assigned 5 chapters to one worker and 14 to the other, and the
+    first sat idle while 10 waited on the second. Handing a worker its next chapter only when it is free keeps
+    both busy."""
     from dask.distributed import as_completed
 
     waiting = list(items)
