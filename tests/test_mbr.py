@@ -651,9 +651,9 @@ def test_shuffled_dev_scores_against_the_next_sources_reference():
     assert np.allclose(kept["bleu"], d._cache[("dev_shuffled", ("chrf", "bleu"))]["bleu"], atol=1e-9)
 
 
-def test_known_and_paper_subgrids_ties_crossfit_and_sign_test():
+def test_known_and_paper_subgrids_crossfit_and_sign_test():
     """The "known" sub-grid holds the five decoders R2 unifies, the "paper" one the z unit's configurations (and the
-    plant); ties_mbr says when the dev signal prefers nothing over MBR; crossfit_z_gain chooses on one half and
+    plant); crossfit_z_gain chooses on one half and
     scores on the other (no in-sample maximum); share_on_side is the exact sign test (Clopper-Pearson)."""
     from icml26.mbr import KNOWN_DECODERS, PLANTED, crossfit_z_gain, paper_grid, share_on_side, z_gain
 
@@ -680,14 +680,52 @@ def test_known_and_paper_subgrids_ties_crossfit_and_sign_test():
     assert math.isnan(share_on_side(0, 0).mean)
     with pytest.raises(ValueError):
         share_on_side(3, 2)
-    # ties: on a tiny study, the dev signal ties with MBR exactly where the best dev score equals MBR's
-    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=4, n_dev_sources=6, n_samples=4, n_oracle=3, tasks=("A",),
-             utilities=("chrf",), n_planted_refs=0)
-    st = run_study(p, show_progress=False)
-    dev = st.dev[(st.seeds[0], "A", "chrf")]
-    assert st.ties_mbr(st.seeds[0], "A", "chrf") == bool(dev.max() <= dev[st.mbr] + 1e-12)
-    tie = dataclasses.replace(st, dev={k: np.full_like(v, 1.0) for k, v in st.dev.items()})
-    assert tie.ties_mbr(st.seeds[0], "A", "chrf") and tie.tuned(st.seeds[0], "A", "chrf") == tie.mbr
+
+
+def _tie_study():
+    p = dict(PRESETS["smoke"], n_seeds=1, n_sources=4, n_dev_sources=8, n_samples=6, n_oracle=3, tasks=("A",),
+             utilities=("chrf", "chrf1"), n_planted_refs=0)
+    return run_study(p, show_progress=False)
+
+
+def test_ties_mean_several_genuinely_different_dev_best_configurations():
+    """A tie is MBR dev-best *together with* a genuinely different configuration (another decoder on dev, or, given a
+    side, one on the other side). A strict MBR optimum is a preference for MBR, never a tie (the fresh review of
+    04544d5: the old rule, best dev score - MBR's <= 1e-12, held whenever MBR won, so every MBR optimum was a "tie")."""
+    st = _tie_study()
+    s = st.seeds[0]
+    sel = st.selections[(s, "A", "dev", "chrf")]
+    other = next(i for i in range(len(st.configs)) if i != st.mbr and not np.array_equal(sel[i], sel[st.mbr]))
+    lam1 = config_index(st.configs, (1.0, 0.0, 0.0))
+
+    def with_dev(values):
+        return dataclasses.replace(st, dev={k: np.asarray(values, float) for k in st.dev})
+
+    # MBR strictly best by 0.3: no tie (the old rule called it one), and tuning returns MBR by preference
+    strict = np.zeros(len(st.configs)); strict[st.mbr] = 0.3
+    st_strict = with_dev(strict)
+    assert not st_strict.ties_mbr(s, "A", "chrf") and st_strict.tuned(s, "A", "chrf") == st.mbr
+    assert st_strict.dev_best(s, "A", "chrf") == [st.mbr]
+    assert not st_strict.ties_mbr(s, "A", "chrf", side=lambda c: c[0] <= 0.25)
+    # an exact duplicate of MBR's dev score by a configuration that decodes differently: a tie
+    dup = np.zeros(len(st.configs)); dup[st.mbr] = dup[other] = 0.3
+    st_dup = with_dev(dup)
+    assert st_dup.ties_mbr(s, "A", "chrf") and st_dup.tuned(s, "A", "chrf") == st.mbr
+    # ... on the value tested: lambda = 1 duplicates MBR's score on the other side of lambda <= 0.25, a tie; lambda =
+    # 0.25 on the same side, none
+    side = lambda c: c[0] <= 0.25
+    dup1 = np.zeros(len(st.configs)); dup1[st.mbr] = dup1[lam1] = 0.3
+    assert with_dev(dup1).ties_mbr(s, "A", "chrf", side=side)
+    lam_q = config_index(st.configs, (0.25, 0.0, 0.0))
+    dupq = np.zeros(len(st.configs)); dupq[st.mbr] = dupq[lam_q] = 0.3
+    assert not with_dev(dupq).ties_mbr(s, "A", "chrf", side=side)
+    # a configuration that decodes as MBR does (lambda under the symmetric chrF1, I3) is MBR on dev: no tie
+    sel1 = st.selections[(s, "A", "dev", "chrf1")]
+    assert np.array_equal(sel1[lam1], sel1[st.mbr])
+    assert not with_dev(dup1).ties_mbr(s, "A", "chrf1")
+    # another configuration strictly best: no tie with MBR either
+    worse = np.zeros(len(st.configs)); worse[other] = 0.3
+    assert not with_dev(worse).ties_mbr(s, "A", "chrf")
 
 
 # ----------------------------------------------------------------------------- the `gpu` variant of `full` (issue 56)

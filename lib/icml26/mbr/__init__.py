@@ -18,7 +18,8 @@ abstract (ICML and arXiv v1) and a third-party digest of the paper could be read
   :func:`intersection_union` (the test of "on every setting"), :func:`crossfit_z_gain` (the optimal configuration
   without its in-sample maximum), :func:`share_on_side` (the exact sign test of the channel advice)
 * readings (``analysis``): :func:`z_gains` (dev-tuned, cross-fitted optimum, in-sample, random-configuration null),
-  :func:`random_z_gain`, :func:`point_gains`, :func:`advice_share` (ties and MAP left out), :func:`r1_model_subset`
+  :func:`random_z_gain`, :func:`point_gains`, :func:`advice_share` (ties and MAP left out; a strict MBR optimum counts by MBR's
+  value), :func:`advice_outcome` (one pair of it), :func:`dev_best`, :func:`mbr_dev_margin`, :func:`r1_model_subset`
   (GC4's identifiable sub-grid), :func:`intersection_union_between` ("+1 to +2 z" in every task)
 * full scale: :class:`Seq2Seq`, :class:`Seq2SeqConfig`, :func:`seq2seq_sampler_factory`, :func:`resampled_factory`
   (the same trained models sampled at another temperature: the second regime)
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from .decode import (CHANNELS, METHODS, MBRResult, channel_scores, check_weights, from_mix, mbr_decode,
                      multiplicities, r1_scores, r1_terms, reference_weights)
-from .experiments import (CHANNEL_SUBSETS, KNOWN_DECODERS, TUNING_SUBSETS, crossfit_z_gain, share_on_side, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WEIGHT_MAX, PLANTED, PLANTED_STREAMS,
+from .experiments import (CHANNEL_SUBSETS, DEV_TIE, KNOWN_DECODERS, TUNING_SUBSETS, crossfit_z_gain, share_on_side, INF, MAP_CONFIG, MBR_CONFIG, PAPER_WEIGHT_MAX, PLANTED, PLANTED_STREAMS,
                           R1_MBR_CONFIG, Study, TaskData, baselines, bayes_selection, beta_unit,
                           build_split, calibrated_lbar, channel_subset, config_index, corpus_chrf_single_refs, embedder_for,
                           evaluate, evaluate_grid, grid_configs, grid_scores, grid_selections, intersection_union,
@@ -36,7 +37,8 @@ from .experiments import (CHANNEL_SUBSETS, KNOWN_DECODERS, TUNING_SUBSETS, cross
                           z_gain, zscores)
 from .metrics import (UTILITIES, ConceptEmbedder, NgramStats, bleu_ratio, bleu_tokens, corpus_chrf_from_stats,
                       sentence_score, utility_matrix, utility_tensors)
-from .analysis import (advice_share, intersection_union_between, map_config, per_source_scores, point_gains,
+from .analysis import (advice_outcome, advice_share, dev_best, intersection_union_between, map_config, mbr_dev_margin,
+                       per_source_scores, point_gains,
                        r1_model_subset, random_z_gain, seed_means, sign_within, tuned_in, z_gains)
 from .presets import PRESETS
 from .seq2seq import Seq2Seq, Seq2SeqConfig, resampled_factory, seq2seq_sampler_factory
@@ -52,6 +54,6 @@ __all__ = [
     "make_world", "mbr_decode", "mix_scores", "multiplicities", "noisy_sample", "noisy_samples", "paired_bootstrap", "r1_configs", "r1_grid_selections", "r1_scores", "reference_weights",
     "rowwise_spearman", "run_study", "score_correlation", "select", "select_config", "sentence_score",
     "seq2seq_sampler_factory", "resampled_factory", "shared_tokens", "source_text", "spearman", "string_noise", "utility_matrix", "utility_tensors",
-    "zscores", "advice_share", "intersection_union_between", "map_config", "per_source_scores", "point_gains",
+    "zscores", "DEV_TIE", "advice_outcome", "advice_share", "dev_best", "intersection_union_between", "map_config", "mbr_dev_margin", "per_source_scores", "point_gains",
     "r1_model_subset", "random_z_gain", "seed_means", "sign_within", "tuned_in", "z_gains",
 ]

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .experiments import _is_r2_config, channel_subset, crossfit_z_gain, paper_grid, share_on_side, \
+from .experiments import DEV_TIE, _is_r2_config, channel_subset, crossfit_z_gain, paper_grid, share_on_side, \
     z_gain, zscores
 
 HOWS = ("tuned", "optimal", "in-sample", "random")
@@ -141,31 +141,75 @@ def map_config(cfg) -> bool:
     return _is_r2_config(cfg) and math.isinf(float(cfg[2]))
 
 
+def dev_best(st, seed: int, task: str, utility: str, subset: Sequence[int]) -> list[int]:
+    """The configurations of ``subset`` whose dev score lies within :data:`DEV_TIE` of the sub-grid's best, in the
+    sub-grid's order (MBR first when it is among them and ``subset`` starts with it)."""
+    subset = list(subset)
+    if not subset:
+        raise ValueError("dev_best needs a non-empty sub-grid")
+    dev = np.asarray(st.dev[(seed, task, utility)])[subset]
+    return [subset[i] for i in np.flatnonzero(dev >= dev.max() - DEV_TIE)]
+
+
+OUTCOMES = ("hit", "miss", "tie", "inapplicable")
+"""What one (seed, setting) pair says about a piece of advice (:func:`advice_outcome`)."""
+
+
+def advice_outcome(st, seed: int, task: str, utility: str, subset: Sequence[int], value: Callable[[Any], float | None],
+                   holds: Callable[[float], bool], inapplicable: Callable[[Any], bool] | None = None) -> tuple[str, int]:
+    """One (seed, setting) pair of a sign test: the dev-best configurations of ``subset`` (:func:`dev_best`) give their
+    ``value`` (None, or ``inapplicable(cfg)``: no weight to read, e.g. MAP's placeholder lambda = 0 or alpha = gamma),
+    and the pair is
+
+    * ``"hit"`` / ``"miss"``: every dev-best configuration with a value lies on the advised side (``holds``) / off it.
+      A **strict MBR optimum** (MBR alone dev-best) is a preference for MBR and counts by MBR's own value, like any
+      other configuration's: R2's MBR has lambda = delta = b = 0, on the side of "lower gamma" (lambda <= 0.25) and
+      off the side of "keep beta" (b > 0) and "raise delta" (delta >= 0.5);
+    * ``"tie"``: dev-best configurations that are genuinely different, i.e. disagree on the advised side (MBR among
+      them or not, as :func:`sign_within`): the dev signal cannot say which side it prefers;
+    * ``"inapplicable"``: no dev-best configuration has a value to read.
+
+    Returns ``(outcome, index)``: ``index`` is the first dev-best configuration with a value (the dev optimum the
+    outcome reads; the first dev-best one when none has a value)."""
+    best = dev_best(st, seed, task, utility, subset)
+    read = []
+    for i in best:
+        cfg = st.configs[i]
+        v = None if (inapplicable is not None and inapplicable(cfg)) else value(cfg)
+        if v is not None:
+            read.append((i, bool(holds(v))))
+    if not read:
+        return "inapplicable", best[0]
+    sides = {side for _, side in read}
+    if len(sides) > 1:
+        return "tie", read[0][0]
+    return ("hit" if sides.pop() else "miss"), read[0][0]
+
+
 def advice_share(st, settings: Sequence[tuple[str, str]], value: Callable[[Any], float | None], holds: Callable[[float], bool],
                  subset: Sequence[int] | None = None, inapplicable: Callable[[Any], bool] | None = None):
     """The exact sign test of one piece of channel advice on a study: over every (seed, setting), is the
     dev-optimal configuration's ``value`` on the advised side (``holds``)? The optimum is taken inside ``subset``
-    (default: the whole grid, MBR first; :func:`tuned_in`).
+    (default: the whole grid, MBR first), each pair read by :func:`advice_outcome`.
 
-    Left out of the test, and counted: a **tie** (the dev signal prefers nothing over MBR in the sub-grid: MBR
-    returned by the tie rule, :meth:`Study.ties_mbr`), and an **inapplicable** optimum (``inapplicable(cfg)``,
-    e.g. MAP for a direction or reference weight, whose placeholder 0 is no weight at all; or a ``value`` of None,
-    e.g. alpha = gamma for "raise alpha"). Returns ``(share_on_side summary, ties, inapplicable, pairs)``."""
+    Left out of the test, and counted: a **tie** (dev-best configurations, within :data:`DEV_TIE`, that disagree on
+    the advised side), and an **inapplicable** optimum (``inapplicable(cfg)``, e.g. MAP for a direction or reference
+    weight, whose placeholder 0 is no weight at all; or a ``value`` of None, e.g. alpha = gamma for "raise alpha").
+    A strict MBR optimum is neither: it counts by MBR's own value. (Before the fix, every pair whose dev optimum was
+    MBR, a strict preference included, was left out as a "tie with MBR".) Returns ``(share_on_side summary, ties,
+    inapplicable, pairs)``."""
     subset = channel_subset(st.configs, "all", st.mbr_config) if subset is None else list(subset)
     hits = trials = ties = skipped = 0
     for s in st.seeds:
         for t, u in settings:
-            best, tie = tuned_in(st, s, t, u, subset)
-            if tie:
+            outcome, _ = advice_outcome(st, s, t, u, subset, value, holds, inapplicable)
+            if outcome == "tie":
                 ties += 1
-                continue
-            cfg = st.configs[best]
-            v = None if (inapplicable is not None and inapplicable(cfg)) else value(cfg)
-            if v is None:
+            elif outcome == "inapplicable":
                 skipped += 1
-                continue
-            trials += 1
-            hits += bool(holds(v))
+            else:
+                trials += 1
+                hits += outcome == "hit"
     return share_on_side(hits, trials), ties, skipped, len(st.seeds) * len(settings)
 
 
@@ -182,8 +226,7 @@ def sign_within(st, settings: Sequence[tuple[str, str]], subset: Sequence[int], 
     hits = trials = ties = skipped = 0
     for s in st.seeds:
         for t, u in settings:
-            dev = np.asarray(st.dev[(s, t, u)])[subset]
-            best = [subset[i] for i in np.flatnonzero(dev >= dev.max() - 1e-12)]
+            best = dev_best(st, s, t, u, subset)
             sides = {bool(holds(v)) for v in (value(st.configs[i]) for i in best) if v is not None}
             if not sides:
                 skipped += 1
@@ -207,16 +250,39 @@ def r1_model_subset(configs: Sequence[tuple], mbr_config: tuple) -> list[int]:
     return out
 
 
+def mbr_dev_margin(st, seed: int, task: str, utility: str, subset: Sequence[int] | None = None) -> float:
+    """MBR's dev score minus the best dev score of the configurations of ``subset`` (default: the whole grid) that
+    select other candidates than MBR on the dev split (a configuration that decodes as MBR does is MBR there), in the
+    utility's points: > :data:`DEV_TIE`, a strict dev preference for MBR over every genuinely different configuration;
+    within it, a tie; below, another configuration preferred. NaN when every configuration decodes as MBR does."""
+    subset = channel_subset(st.configs, "all", st.mbr_config) if subset is None else list(subset)
+    dev = np.asarray(st.dev[(seed, task, utility)])
+    sel = st.selections[(seed, task, "dev", utility)]
+    others = [i for i in subset if i != st.mbr and not np.array_equal(sel[i], sel[st.mbr])]
+    return float(dev[st.mbr] - dev[others].max()) if others else float("nan")
+
+
 def tuned_in(st, seed: int, task: str, utility: str, subset: Sequence[int]) -> tuple[int, bool]:
     """The dev-optimal configuration inside ``subset`` (its first element is MBR; ties go to it, then to the grid
-    order) and whether it ties with MBR (the dev signal prefers nothing)."""
+    order) and whether MBR *ties* with a genuinely different configuration there: MBR is dev-best (within
+    :data:`DEV_TIE`) together with another configuration that selects other candidates on the dev split. A strict
+    MBR optimum is no tie (the dev signal prefers MBR), nor is a configuration that decodes as MBR does (e.g. any
+    lambda under a symmetric utility, I3). (Before the fix, any pair whose dev optimum was MBR counted as a tie.)"""
     subset = list(subset)
     if subset[0] != st.mbr:
         raise ValueError("tuned_in: the sub-grid must start with MBR (ties go to it)")
     dev = np.asarray(st.dev[(seed, task, utility)])[subset]
-    best = int(np.argmax(dev))
-    return subset[best], bool(dev.max() - dev[0] <= 1e-12)
+    best = subset[int(np.argmax(dev))]
+    return best, _ties_mbr(st, seed, task, utility, dev_best(st, seed, task, utility, subset))
 
 
-__all__ = ["HOWS", "advice_share", "difference", "intersection_union_between", "map_config", "per_source_scores", "per_task", "point_gains",
+def _ties_mbr(st, seed: int, task: str, utility: str, best: Sequence[int]) -> bool:
+    """Whether MBR is among the dev-best configurations ``best`` with another that selects differently on dev."""
+    if st.mbr not in best:
+        return False
+    sel = st.selections[(seed, task, "dev", utility)]
+    return any(not np.array_equal(sel[i], sel[st.mbr]) for i in best if i != st.mbr)
+
+
+__all__ = ["HOWS", "OUTCOMES", "advice_outcome", "advice_share", "dev_best", "difference", "intersection_union_between", "map_config", "mbr_dev_margin", "per_source_scores", "per_task", "point_gains",
            "r1_model_subset", "random_z_gain", "seed_means", "sign_within", "tuned_in", "z_gains", "z_unit"]

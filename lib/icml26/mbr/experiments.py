@@ -63,6 +63,8 @@ from .syntrans import NoiseModel, SynTrans, noisy_samples, source_text
 INF = math.inf
 MBR_CONFIG = (0.0, 0.0, 0.0)
 MAP_CONFIG = (0.0, 0.0, INF)
+DEV_TIE = 1e-12
+"""Dev scores within this of a sub-grid's best are *dev-best*: the dev signal cannot choose between them."""
 PLANTED = ("planted oracle",)
 """The positive control's configuration (:meth:`Study.with_planted`)."""
 CHANNEL_SUBSETS = ("lambda", "delta", "beta", "all")
@@ -674,12 +676,28 @@ class Study:
         dev = self.dev[(seed, tune_task or task, utility)][subset]
         return subset[int(np.argmax(dev))]
 
-    def ties_mbr(self, seed: int, task: str, utility: str, channel: str = "all") -> bool:
-        """Whether the dev signal prefers nothing over MBR in a sub-grid: the best dev score equals MBR's (to
-        1e-12), so :meth:`tuned` returns MBR by its tie rule, not by a preference ("no preference")."""
+    def dev_best(self, seed: int, task: str, utility: str, channel: str = "all") -> list[int]:
+        """The configurations of a channel's sub-grid whose dev score lies within :data:`DEV_TIE` of its best (MBR
+        first when among them): the ones the dev signal cannot choose between."""
         subset = channel_subset(self.configs, channel, self.mbr_config)
-        dev = self.dev[(seed, task, utility)]
-        return bool(dev[subset].max() - dev[self.mbr] <= 1e-12)
+        dev = np.asarray(self.dev[(seed, task, utility)])[subset]
+        return [subset[i] for i in np.flatnonzero(dev >= dev.max() - DEV_TIE)]
+
+    def ties_mbr(self, seed: int, task: str, utility: str, channel: str = "all", side=None) -> bool:
+        """Whether the dev signal cannot choose between MBR and a *genuinely different* configuration of a sub-grid:
+        MBR is dev-best (:meth:`dev_best`) together with another configuration that differs from it on
+        ``side(config)`` when given (e.g. the side of a piece of advice; None: nothing to compare, ignored), else in
+        the candidates it selects on the dev split (another decoder there). A strict MBR optimum is no tie: the dev
+        signal prefers MBR, and :meth:`tuned` returns it by that preference; nor is a configuration that decodes as
+        MBR does (any lambda under a symmetric utility, I3). (Before the fix this was true whenever MBR was
+        dev-best, a strict preference included.)"""
+        best = self.dev_best(seed, task, utility, channel)
+        if self.mbr not in best or len(best) < 2:
+            return False
+        if side is None:
+            sel = self.selections[(seed, task, "dev", utility)]
+            return any(not np.array_equal(sel[i], sel[self.mbr]) for i in best if i != self.mbr)
+        return len({side(self.configs[i]) for i in best} - {None}) > 1
 
     def per_source(self, seed: int, task: str, utility: str, config: int, metric: str | None = None,
                    split: str = "test") -> np.ndarray:
@@ -860,7 +878,7 @@ def bayes_selection(world: SynTrans, data: TaskData, utilities: Sequence[str], n
 
 
 __all__ = [
-    "CHANNEL_SUBSETS", "KNOWN_DECODERS", "TUNING_SUBSETS", "crossfit_z_gain", "share_on_side", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
+    "CHANNEL_SUBSETS", "DEV_TIE", "KNOWN_DECODERS", "TUNING_SUBSETS", "crossfit_z_gain", "share_on_side", "INF", "MAP_CONFIG", "MBR_CONFIG", "Study", "TaskData", "UTILITIES", "baselines", "beta_unit",
     "PLANTED", "PLANTED_STREAMS", "R1_MBR_CONFIG", "bayes_selection", "planted_references", "build_split", "calibrated_lbar", "channel_subset", "config_index", "corpus_chrf_single_refs", "embedder_for", "evaluate",
     "evaluate_grid", "draw_candidates", "score_split", "split_workers", "grid_configs", "grid_scores", "grid_selections", "intersection_union", "make_world", "mix_scores",
     "paired_bootstrap", "PAPER_WEIGHT_MAX", "paper_grid", "z_gain",

@@ -51,8 +51,11 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 3.5 + 1.9 + 4.4) and cut what bought nothing: SoftF1 without padding (8x), the n-gram statistics of the
     # candidates computed once when they are also the pseudo-references (3x on BLEU/chrF), the planted and
     # shuffled-dev references scored in the split's own pass, R1's hypothesis prior taken out of the log-sum-exp
-    # (3x), no dev oracle references. Estimate: ~165 s for the splits and grids, ~20 s sweep, ~9 s regret, ~30 s
-    # the rest: ~225 s of CPU, about 4-5 min on the shared machine (not re-timed at book in this revision)
+    # (3x), no dev oracle references. Estimated then: ~165 s for the splits and grids, ~20 s sweep, ~9 s regret, ~30 s
+    # the rest, ~225 s of CPU. Measured since (the whole notebook through `repro`, the shared 2-core machine): 427 s in
+    # the latest book build, beside another chapter (2 jobs, code 54071a5), and 221 s alone. The fresh review of
+    # 04544d5 adds R1's planted controls (grid look-ups: the plant's picks come with the splits), G1n and X2un (look-ups
+    # on the shuffled-dev study and the X2 correlations): a few seconds, not re-timed at book
     "book": dict(_COMMON, n_seeds=5, n_sources=200, n_samples=24, n_oracle=32, n_dev_sources=1000, n_regret=30),
     # revision 2 measured 2028 s (the full run committed at b17d766: study 1435 s, R1 76 s, regret 100 s). A trained
     # seq2seq transformer per task as p_theta (its own scores, c = 1), 5 seeds x 500 test sources x 32 samples.
