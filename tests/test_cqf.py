@@ -388,3 +388,44 @@ def test_oracle_is_matches_the_hq_genre_mix_without_repetition(world):
     assert docs["SPAM"] == docs["MISINFO"] == 0
     with pytest.raises(ValueError, match="pool holds"):
         oracle_is(world.web(300), "orca", 20_000, np.random.default_rng(0))
+
+
+def test_importance_samplers_report_their_fidelity(world, clf):
+    """P4 / P5: CRISP's kept cluster histogram against the HQ histogram; DSIR's effective sample size."""
+    from icml26.cqf.baselines import kish_ess
+
+    assert kish_ess(np.zeros(7)) == pytest.approx(7.0)
+    assert kish_ess(np.array([0.0, -np.inf, 0.0])) == pytest.approx(2.0)
+    assert kish_ess(np.array([0.0, -50.0, -60.0])) == pytest.approx(1.0, abs=1e-9)
+    with pytest.raises(ValueError):
+        kish_ess(np.array([-np.inf, -np.inf]))
+    pool = world.web(3000)
+    hq = world.hq("orca", 300)
+    crisp = CRISPLike(8)
+    crisp.fit(clf.featurize(world.web(300)), clf.featurize(hq), hq.lengths).resample(pool, clf.featurize(pool), 10_000)
+    assert 0 <= crisp.tv_ < 0.05
+    dsir = DSIRLike(world.vocab).fit(hq, world.web(300))
+    d = dsir.resample(pool, 10_000, np.random.default_rng(0))
+    assert dsir.n_drawn_ == len(d) and 1 <= dsir.ess_ <= len(pool)
+    assert dsir.ess_ < dsir.n_drawn_   # summed n-gram log-ratios are peaked: a ratio filter, not a sampler
+
+
+def test_format_invariant_reader_rewrites_fact_sentences_only(world):
+    """C3q-r's reader: `e r is v` becomes `q : e r ? v`; QA lines, chat and spam are unchanged; with it, facts
+    stated in prose reach the QA prompt (which the plain 4-gram cannot, PC-T1p)."""
+    from icml26.cqf import format_invariant
+
+    V = world.vocab
+    docs = world.web(300)
+    out = format_invariant(docs, V)
+    n_facts = int(np.sum(docs.tokens == V.tok("is")))
+    assert out.n_tokens == docs.n_tokens + 2 * n_facts and len(out) == len(docs)
+    assert np.sum(out.tokens == V.tok("is")) == 0
+    assert np.array_equal(out.ids, docs.ids) and np.array_equal(out.genre, docs.genre)
+    chat = docs.take(docs.genre == 2)
+    assert np.array_equal(format_invariant(chat, V).tokens, chat.tokens)
+    txt = format_invariant(world.generate_genre("PROSE", 1, np.random.default_rng(0)), V).texts(V)[0]
+    assert "q : e" in txt and " ? v" in txt
+    prose = world.generate_genre("HQ-PROSE-COVER", 3000, np.random.default_rng(0))
+    assert t1_accuracy(NGramLM(V.size).fit(format_invariant(prose, V)), world) > 0.9
+    assert len(format_invariant(Docs.concat([]), V)) == 0

@@ -10,7 +10,7 @@ Model library of the ``cqf`` chapter (research brief ``papers/cqf.md``; equation
   :class:`Request`, :func:`exclusive_buckets`, :func:`perm`
 * baselines (§5, Fig. 7): :class:`DSIRLike`, :class:`CRISPLike`
 * language models: :class:`NGramLM`, :class:`TinyGPT`, :class:`GPTLM`; metrics :func:`t1_accuracy`,
-  :func:`decile_losses`, :func:`conditioning_fraction`
+  :func:`decile_losses`, :func:`conditioning_fraction`, the format-invariant reader's text :func:`format_invariant`
 * the §3.2 toy: :func:`cqf_composition`, :func:`kl_curve`, :func:`k_star`
 * experiments / sizes: :func:`run_seed`, :func:`semireal_composition`, the controls :func:`planted` and
   :func:`oracle_is`, the diagnostic :func:`noise_removal`, :data:`PRESETS`
@@ -22,7 +22,7 @@ from .classifier import QualityClassifier
 from .experiments import E1_SETS, noise_removal, oracle_is, planted, run_seed, semireal_composition
 from .features import embedding_features, hashed_features, ngram_counts
 from .gpt import GPTLM, TinyGPT
-from .metrics import conditioning_fraction, decile_losses, t1_accuracy, t1_logprobs
+from .metrics import conditioning_fraction, decile_losses, format_invariant, t1_accuracy, t1_logprobs
 from .ngram import NGramLM
 from .presets import PRESETS
 from .selection import Request, ScoreCDF, Selection, calibrate, cqf_select, exclusive_buckets, perm, select_many
@@ -33,6 +33,6 @@ __all__ = [
     "ALL_GENRES", "CRISPLike", "DSIRLike", "Docs", "E1_SETS", "GENRES", "GPTLM", "HQ_SETS", "NGramLM", "PRESETS",
     "QualityClassifier", "Request", "ScoreCDF", "Selection", "SynthWeb", "TOY_A", "TOY_B", "TOY_TYPES", "TinyGPT",
     "Vocab", "WEB_MIX", "calibrate", "conditioning_fraction", "cqf_composition", "cqf_select", "decile_losses",
-    "embedding_features", "exclusive_buckets", "hashed_features", "k_star", "kl", "kl_curve", "ngram_counts",
+    "embedding_features", "exclusive_buckets", "format_invariant", "hashed_features", "k_star", "kl", "kl_curve", "ngram_counts",
     "noise_removal", "oracle_is", "perm", "planted", "run_seed", "select_many", "semireal_composition", "t1_accuracy", "t1_logprobs",
 ]

@@ -9,6 +9,13 @@ of generated tokens as CQF at ``k_pool``), without repetition.
   resampled without replacement by the Gumbel-top-k trick until the budget is filled.
 * CRISP-like (Grangier et al. 2024): k-means (C = 32; the paper uses 4,096 / 260k) on the classifier's
   features; the pool is resampled so that its cluster histogram (in tokens) matches the HQ set's.
+
+Fidelity to the two definitions is measured on every resample: CRISP's ``tv_`` is the total variation
+between the kept tokens' cluster histogram and the HQ histogram (0 when the resample is the clustered
+importance sample p(c) = p_HQ(c), uniform within a cluster); DSIR's ``ess_`` is the Kish effective sample
+size of the pool's importance weights, (sum w)^2 / sum w^2, beside ``n_drawn_``, the documents drawn. An
+importance resample without replacement approximates the target only when ``ess_`` is at least
+``n_drawn_``; far below it, Gumbel top-k returns the top of the weights (a likelihood-ratio filter).
 """
 from __future__ import annotations
 
@@ -40,9 +47,24 @@ class DSIRLike:
         """Gumbel-top-k sampling without replacement, proportionally to the importance weights."""
         if budget <= 0:
             raise ValueError(f"budget must be > 0, got {budget}")
-        key = self.log_weights(pool) + rng.gumbel(size=len(pool))
+        lw = self.log_weights(pool)
+        self.ess_ = kish_ess(lw)
+        key = lw + rng.gumbel(size=len(pool))
         order = np.argsort(-key, kind="stable")
-        return _fill(pool, order, budget)
+        out = _fill(pool, order, budget)
+        self.n_drawn_ = len(out)
+        return out
+
+
+def kish_ess(log_w) -> float:
+    """Kish effective sample size (sum w)^2 / sum w^2 of importance weights given as logs (-inf = 0)."""
+    lw = np.asarray(log_w, dtype=float)
+    if lw.size == 0 or not np.any(np.isfinite(lw)):
+        raise ValueError("kish_ess: no finite log-weight")
+    if np.any(np.isnan(lw)):
+        raise ValueError("kish_ess: NaN log-weights")
+    w = np.exp(lw - lw[np.isfinite(lw)].max())
+    return float(w.sum() ** 2 / (w ** 2).sum())
 
 
 def _fill(pool: Docs, order: np.ndarray, budget: int) -> Docs:
@@ -95,4 +117,6 @@ class CRISPLike:
         if out.n_tokens < 0.95 * budget:
             raise ValueError(f"CRISP: the pool fills only {out.n_tokens} of {budget} tokens without repetition")
         self.quota_ = quota
+        got = np.bincount(c[keep], weights=pool.lengths[keep].astype(float), minlength=self.n_clusters)
+        self.tv_ = float(0.5 * np.abs(got / got.sum() - self.hq_hist).sum())  # fidelity: kept vs HQ histogram
         return out

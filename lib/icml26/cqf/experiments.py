@@ -14,7 +14,7 @@ from .baselines import CRISPLike, DSIRLike
 from .classifier import QualityClassifier
 from .features import hashed_features
 from .gpt import GPTLM
-from .metrics import decile_losses, t1_accuracy
+from .metrics import decile_losses, format_invariant, t1_accuracy
 from .ngram import NGramLM
 from .selection import Request, calibrate, exclusive_buckets, perm, select_many
 from .world import GENRES, HQ_SETS, Docs, SynthWeb
@@ -179,6 +179,9 @@ def run_seed(cfg: dict, seed: int, log=None, gpt: bool = True) -> dict:
     crisp.fit(featurize(lq_train), featurize(hq_train["orca"]), hq_train["orca"].lengths)  # clusters of LQ (§5)
     sel_crisp = crisp.resample(pool, featurize(pool), B)
     sel_oracle = oracle_is(pool, "orca", B, np.random.default_rng([seed, 79]))
+    # fidelity of the two importance samplers to their definitions (P4, P5): CRISP's kept cluster histogram
+    # against the HQ histogram; DSIR's effective sample size against the documents it draws
+    out["is_fidelity"] = dict(crisp_tv=crisp.tv_, dsir_ess=dsir.ess_, dsir_drawn=dsir.n_drawn_, pool_docs=len(pool))
     extra = {"recursive": sel2["recursive"].train, "dsir": sel_dsir, "crisp": sel_crisp, "oracle_is": sel_oracle}
     for n, d in extra.items():
         out["composition"][n] = d.shares(by_tokens=True)
@@ -212,6 +215,15 @@ def run_seed(cfg: dict, seed: int, log=None, gpt: bool = True) -> dict:
     evaluate("planted_prose", planted(world, sel["random"].train, B, cfg["prose_plant_share"], seed, "HQ-PROSE-COVER"), "orca")
     for n, d in extra.items():
         evaluate(n, d, "orca")
+    # C3q-r: T1 read by a format-invariant reader (the same 4-gram on text whose fact sentences are rewritten as
+    # QA lines, `format_invariant`): random, Knowledge-like CQF(5 %), the shuffled-label control, and the prose
+    # plant at the positive control's share
+    reader = {"cqf/orca/1.0": sel["random"].train, "cqf/shuffled/0.05": sel["cqf/shuffled/0.05"].train,
+              "planted_prose_pc": planted(world, sel["random"].train, B, cfg["planted_share"], seed, "HQ-PROSE-COVER")}
+    if 0.05 in ks:
+        reader["cqf/knowledge/0.05"] = sel["cqf/knowledge/0.05"].train
+    for tag, d in reader.items():
+        res.setdefault(tag, {})["t1_reader"] = t1_accuracy(_ngram(cfg, V.size, format_invariant(d, V)), world)
     # E4 (Fig. 6): the top 10 % of the HQ set by its own score vs all of it, equal tokens
     big_hq = hq_tokens(world, "orca", int(B / cfg["hq_top_fraction"] * 1.2))
     s_hq = clfs["orca"].score_docs(big_hq)

@@ -13,9 +13,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from .world import SynthWeb
+from .world import Docs, SynthWeb, Vocab
 
 TEMPLATES = ("qa", "prose", "sum")
+
+
+def format_invariant(docs: Docs, vocab: Vocab) -> Docs:
+    """The training text of a *format-invariant reader*: every fact sentence ``e r is v`` rewritten as the QA
+    line ``q : e r ? v`` (misinformation ``e r is v' <spam>`` too), everything else unchanged.
+
+    A 4-gram keys a fact's value on the three tokens before it, so a fact stated in prose never reaches the
+    QA prompt (PC-T1p); an LM that has learned to transfer knowledge between surface forms would. The same
+    4-gram trained on this text is that reader, idealised: it pools every statement of (e, r) whatever its
+    format, and reads wrong statements as readily as right ones. Used for the chapter's C3q-r only."""
+    t = docs.tokens.astype(np.int64)
+    n = len(t)
+    if n == 0:
+        return docs
+    is_e = (t >= vocab.entity0) & (t < vocab.entity0 + vocab.n_entities)
+    is_r = (t >= vocab.relation0) & (t < vocab.relation0 + vocab.n_relations)
+    doc = docs.doc_of_token
+    hit = np.zeros(n, dtype=bool)
+    hit[:-2] = is_e[:-2] & is_r[1:-1] & (t[2:] == vocab.tok("is")) & (doc[:-2] == doc[2:])
+    idx = np.flatnonzero(hit)
+    t = t.copy()
+    t[idx + 2] = vocab.tok("?")
+    rep = np.ones(n, dtype=np.int64)
+    rep[idx] = 3  # 'q' ':' inserted before the entity
+    pos = np.cumsum(rep) - 1  # new position of every original token
+    out = np.empty(int(rep.sum()), dtype=np.int64)
+    out[pos] = t
+    out[pos[idx] - 2], out[pos[idx] - 1] = vocab.tok("q"), vocab.tok(":")
+    lengths = np.bincount(doc, weights=rep, minlength=len(docs)).astype(np.int64)
+    return Docs(out, np.concatenate([[0], np.cumsum(lengths)]), docs.genre.copy(), docs.ids.copy())
 
 
 def t1_logprobs(lm, world: SynthWeb, template: str = "qa") -> np.ndarray:
