@@ -8,7 +8,7 @@ import torch
 from icml26.cello import (PRESETS, Cello, CellEncoder, GatedAttentionPool, PrototypeHead, STAINS, auc, check_route_matrix,
                           check_stain_matrix, crops_to_tensor, deconvolve, dilution_monte_carlo, extract_crops,
                           extract_tiles, fit_mil, make_bags, make_cohort, make_model, make_slide, predict, protein_loss,
-                          rank_normalise, region_softmax, render_od, train_protein_encoder)
+                          embed, rank_normalise, region_softmax, render_od, train_protein_encoder)
 from icml26.cello import slides as sl
 
 
@@ -335,7 +335,7 @@ def test_ablations_start_from_the_same_weights():
     between: the initialisation is drawn from the seed (review 2, finding c)."""
     from icml26.cello.experiments import _fit_eval
     bags = _toy_bags()
-    cfg = dict(dim=8, size=128, tile=64, epochs=0, lr=1e-3, batch=8)
+    cfg = dict(dim=8, size=128, tile=64, epochs=0, lr=1e-3, lr_mil=1e-3, batch=8)
     m1 = _fit_eval("gated", bags, bags, cfg, seed=4)[0]
     torch.randn(1000)
     m2 = _fit_eval("gated", bags, bags, cfg, seed=4)[0]
@@ -380,12 +380,78 @@ def test_oracle_deletion_drops_the_prediction_more_than_random_deletion():
     from icml26.cello.experiments import relabel
     flipped = relabel(bags, 1 - bags.Y.numpy())
     assert torch.equal(flipped.X, bags.X) and torch.equal(flipped.Y, 1 - bags.Y)
-    # no correctly classified positive slide (every logit pushed below 0): nothing to delete from
+    # every logit pushed below 0 (a model early-stopped on AUC has no calibrated offset): the positives it
+    # ranks correctly are the same, and so is the AOPC (it was NaN with "logit > 0", C7 at book in 8a5b3bd)
     import copy
     negative = copy.deepcopy(model)
     with torch.no_grad():
-        negative.classifier.bias.fill_(-1e4)
-    assert np.isnan(deletion_aopc(negative, bags, np.zeros(bags.inst_pos.shape), (1,)))
+        negative.classifier.bias.sub_(20.0)
+    assert (predict(negative, bags)[0] < 0).all()
+    ranking = np.random.default_rng(1).random(bags.inst_pos.shape)
+    assert deletion_aopc(negative, bags, ranking, (1, 2)) == pytest.approx(deletion_aopc(model, bags, ranking, (1, 2)), abs=1e-4)
     assert np.isfinite(deletion_aopc(negative, bags, np.zeros(bags.inst_pos.shape), (1,), only_correct=False))
     with pytest.raises(ValueError, match="deletion sizes"):
         deletion_aopc(model, bags, np.zeros(bags.inst_pos.shape), (0,))
+
+
+def test_ranked_correct_is_calibration_free():
+    """The positives deletion is averaged over: above the median negative logit, whatever the offset;
+    none when every positive is ranked at or below it (deletion_aopc is then NaN)."""
+    from icml26.cello.train import ranked_correct
+    y = np.array([0, 0, 0, 1, 1, 1])
+    logits = np.array([-9.0, -8.0, -7.0, -8.5, -7.5, -6.0])
+    assert ranked_correct(logits, y).tolist() == [False, False, False, False, True, True]
+    assert ranked_correct(logits + 100, y).tolist() == ranked_correct(logits, y).tolist()
+    assert not ranked_correct(np.array([0.0, 1, 2, -1, 0, 1]), y).any()
+    with pytest.raises(ValueError, match="negative slide"):
+        ranked_correct(np.zeros(2), np.ones(2))
+
+
+def test_cosine_schedule_ends_at_its_floor():
+    from icml26.cello.encoders import cosine_schedule
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = cosine_schedule(opt, 10, 0.05)
+    rates = []
+    for _ in range(12):
+        rates.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert rates[0] == pytest.approx(1.0) and rates[10] == pytest.approx(0.05) and rates[11] == pytest.approx(0.05)
+    assert np.all(np.diff(rates) <= 1e-12)
+    with pytest.raises(ValueError, match="floor"):
+        cosine_schedule(opt, 10, 0.0)
+
+
+def test_protein_encoder_records_a_held_out_learning_curve():
+    """The curve the chapter judges: the protein loss on a fixed balanced sample of held-out cells, at evenly
+    spaced steps (the training batches change with the hard-negative mining)."""
+    rng = np.random.default_rng(0)
+    crops = torch.rand(64, 3, 12, 12)
+    protein = rng.random((64, 2)) * 0.4
+    enc, head, curves = train_protein_encoder(crops, protein, dim=8, steps=10, batch=8, threshold=0.15, hard_every=4,
+                                              monitor=(crops[:32], protein[:32]), monitor_points=5)
+    assert curves["steps"] == [2, 4, 6, 8, 10] and len(curves["monitor"]) == 5 and len(curves["train"]) == 10
+    assert np.all(np.isfinite(curves["monitor"]))
+    with pytest.raises(ValueError, match="monitor protein"):
+        train_protein_encoder(crops, protein, dim=8, steps=2, batch=8, threshold=0.15, monitor=(crops[:32], protein[:16]))
+
+
+def test_aggregators_read_embeddings_standardised_on_the_training_slides():
+    from icml26.cello.experiments import Encoders, cell_tensors, zscore, zscore_fit
+    feats = [torch.randn(30, 4) * 5 + 3, torch.randn(20, 4) * 5 + 3]
+    stats = zscore_fit(feats)
+    z = torch.cat(zscore(feats, stats))
+    assert torch.allclose(z.mean(0), torch.zeros(4), atol=1e-5) and torch.allclose(z.std(0), torch.ones(4), atol=1e-5)
+    encs = Encoders.__new__(Encoders)   # no training: only the standardisation bookkeeping
+    encs.cell = encs.cell_ssl = CellEncoder(8).eval()
+    encs.patch = encs.fm = None
+    encs.stats = {}
+    cfg = dict(crop=12, tile=64, size=128, spacing=12.0)
+    slides = make_cohort(0, 2, size=128, m=4)
+    with pytest.raises(ValueError, match="training slides first"):
+        encs.encode(slides, cfg, ("cells",))
+    tr = encs.encode(slides, cfg, ("cells",), fit=True)
+    h = torch.cat(tr.cells)
+    assert torch.allclose(h.mean(0), torch.zeros(8), atol=1e-4)
+    raw = torch.cat([embed(encs.cell, x) for x in cell_tensors(slides, cfg)])
+    assert torch.allclose(encs.raw_cells(h), raw, atol=1e-4)
