@@ -564,3 +564,91 @@ def test_explanations_guard_zero_and_negative_scores():
         elasticity(a, b, np.array([[2.0]]))
     with pytest.raises(ValueError, match="z\\(x\\) > 0"):
         log_score(np.array([-1.0]), np.array([[1.0]]), np.array([[2.0]]))
+
+
+def test_restarts_k1_leaves_one_term_fits_unchanged():
+    """More restarts for K > 1 with restarts_k1 keep a K = 1 fit identical (its starts are the same draws)."""
+    eq = FEYNMAN["I.12.1"]
+    X, y = eq.sample(150, np.random.default_rng(2))
+    a = SignomialRegressor(n_terms=1, restarts=4, random_state=3).fit(X, y)
+    b = SignomialRegressor(n_terms=1, restarts=8, restarts_k1=4, random_state=3).fit(X, y)
+    assert np.array_equal(a.raw_beta_, b.raw_beta_) and np.array_equal(a.raw_alpha_, b.raw_alpha_)
+    with pytest.raises(ValueError, match="restarts_k1"):
+        SignomialRegressor(n_terms=1, restarts_k1=0).fit(X, y)
+
+
+def test_polish_lowers_the_followed_objective_to_a_stationary_point():
+    """The L-BFGS-B polish of the authors' recipe: off by default (the released recipe), and when on it starts at
+    Adam's kept iterate, never raises the objective the steps follow (mean cross-entropy + lam |theta|_1, whose
+    gradient matches finite differences), and ends converged (a second polish from its result barely moves)."""
+    from icml26.ecsel import fit_signomial_authors, polish_authors
+    from icml26.ecsel.model import cross_entropy_and_grad
+
+    rng = np.random.default_rng(5)
+    U = np.log(rng.uniform(0.01, 10.01, (80, 3)))
+    y = np.argmax(U @ rng.normal(size=(3, 3)) + rng.normal(size=(80, 3)), 1)
+    for C, yy, w in ((3, y, None), (1, (y == 0).astype(int), rng.uniform(0.5, 2, 80))):  # softmax; weighted sigmoid
+        a, b = rng.normal(size=(C, 2)), rng.normal(size=(C, 2, 3)) * 0.5
+        loss, ga, gb = cross_entropy_and_grad(U, yy, w, a, b)
+        for P, G in ((a, ga), (b, gb)):
+            idx = tuple(rng.integers(0, s) for s in P.shape)
+            P[idx] += 1e-6
+            up = cross_entropy_and_grad(U, yy, w, a, b, grad=False)[0]
+            P[idx] -= 2e-6
+            down = cross_entropy_and_grad(U, yy, w, a, b, grad=False)[0]
+            P[idx] += 1e-6
+            assert (up - down) / 2e-6 == pytest.approx(G[idx], rel=1e-5, abs=1e-8)
+    lam = 2e-3
+    kw = dict(task="clf", n_classes=3, n_terms=1, lam=lam, lr=1e-2, batch_size=32, epochs=40, patience=10, seed=1)
+    plain = fit_signomial_authors(U, y, **kw)
+    pol = fit_signomial_authors(U, y, polish_iter=3000, **kw)
+    assert plain.polish_history is None and np.array_equal(plain.history, pol.history)
+
+    def objective(a, b):
+        return cross_entropy_and_grad(U, y, None, a, b, grad=False)[0] + lam * (np.abs(a).sum() + np.abs(b).sum())
+
+    h = pol.polish_history
+    assert h[0] == pytest.approx(objective(plain.alpha, plain.beta), rel=1e-10)
+    assert h[-1] == pytest.approx(objective(pol.alpha, pol.beta), rel=1e-10) and h[-1] < 0.9 * h[0]
+    assert h[-1] <= h.min() + 1e-6 * h[0]  # it ends at its lowest value (the split form's slack can bump a step)
+    _, _, h2 = polish_authors(U, y, pol.alpha, pol.beta, lam=lam, C=3, maxiter=200)  # converged: a second polish
+    assert h2[0] == pytest.approx(h[-1], rel=1e-10) and h2[0] - h2[-1] <= 1e-3 * h2[0]  # barely moves (the book: 1e-2)
+    with pytest.raises(ValueError, match="polish_iter"):
+        fit_signomial_authors(U, y.astype(float), task="sr", polish_iter=5)
+    clf = SignomialClassifier(recipe="authors", n_terms=1, restarts=1, epochs=20, polish_iter=500).fit(np.exp(U), y)
+    assert clf.polish_history_ is not None and clf.polish_history_[-1] <= clf.polish_history_[0]
+
+
+def test_fit_signomial_lsq_finds_a_planted_signomial_and_beats_staged_on_density():
+    from icml26.ecsel import density_fits, fit_signomial_lsq
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 10, (200, 1))
+    y = 3 * X[:, 0] ** -1.5 - 2 * X[:, 0] ** 0.5 + 0.7 * X[:, 0]
+    fit = fit_signomial_lsq(np.log(X), y, n_terms=3, starts=10, seed=0)
+    assert fit.objective < 1e-14 and sorted(np.round(fit.beta[0, :, 0], 4)) == [-1.5, 0.5, 1.0]
+    with pytest.raises(ValueError, match="n_terms"):
+        fit_signomial_lsq(np.log(X), y, n_terms=0)
+    with pytest.raises(ValueError, match="finite"):
+        fit_signomial_lsq(np.log(X), y * np.nan, n_terms=1)
+    Xt = np.linspace(1, 10, 100)[:, None]
+    d = density_fits(lambda Z: 2 + np.sin(Z[:, 0]), X, Xt, (1, 3), starts=10, staged=dict(restarts=2, adam_steps=(50, 20)),
+                     staged_terms=(1,)).set_index("K")
+    assert np.isnan(d.rmse_staged[3]) and d.rmse_lsq[3] < d.rmse_lsq[1] <= 1.01 * d.rmse_staged[1]
+
+
+def test_training_curves_of_the_polish_and_picklable_log_baseline():
+    import pickle
+
+    import pandas as pd
+
+    from icml26.ecsel import baseline_models, training_curves
+
+    table = pd.DataFrame([dict(dataset="d", method="ECSEL", history=[3.0, 2.0], polish=[2.0, 1.0, 0.9]),
+                          dict(dataset="d", method="ECSEL", history=[2.0, 1.5], polish=[1.5, 1.4])])
+    steps, values = training_curves(table, column="polish")["d"]
+    assert steps.tolist() == [1, 2, 3] and values.tolist() == [[2.0, 1.0, 0.9], [1.5, 1.4, 1.4]]
+    assert training_curves(table.drop(columns="polish"), column="polish") == {}
+    X = np.random.default_rng(0).uniform(1, 5, (40, 2))
+    lr_log = baseline_models(["LR_log"], 0)["LR_log"].fit(X, (X[:, 0] > 3).astype(int))
+    assert np.array_equal(pickle.loads(pickle.dumps(lr_log)).predict(X), lr_log.predict(X))

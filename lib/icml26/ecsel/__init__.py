@@ -7,14 +7,15 @@ read from their released ``ecsel.py``.
 * estimators (scikit-learn): :class:`SignomialRegressor`, :class:`SignomialClassifier` (``recipe='staged'`` or
   ``'authors'``)
 * core: :func:`fit_signomial` (staged schedule), :func:`fit_signomial_authors` (authors' recipe),
-  :func:`fit_signomial_authors_grid` (the same at many (lam, lr) side by side), :func:`signomial_scores`
+  :func:`fit_signomial_authors_grid` (the same at many (lam, lr) side by side), :func:`polish_authors` (its
+  L-BFGS-B polish, ours), :func:`fit_signomial_lsq` (least squares by variable projection), :func:`signomial_scores`
 * explanations: :func:`elasticity`, :func:`counterfactual`, :func:`boundary_sensitivity`,
   :func:`attribution`, :func:`exact_shapley`, :func:`term_values`, :func:`log_score`
 * benchmark: :data:`FEYNMAN`, :func:`census`, :func:`signomial_terms`, :func:`recovered`, :func:`snap_value`
 * baselines: :func:`log_ols`, :func:`stlsq`, :func:`gplearn_fit`, :func:`library_ceiling`
 * data: :func:`load_classification`, :func:`osi_like`, :func:`paysim_like`
 * experiments / sizes: :func:`run_recovery`, :func:`select_signomial`, :func:`run_classification`,
-  :func:`case_study`, :data:`PRESETS`
+  :func:`case_study`, :func:`run_case_studies`, :func:`density_fits`, :data:`PRESETS`
 """
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from .data import Dataset, load_classification, osi_like, paysim_like
 from .estimators import (AUTHORS_RANGE, PAPER_RANGE, RECIPES, SignomialClassifier, SignomialRegressor, auto_batch_size,
                          check_positive, loglinear_warm_start)
 from .experiments import (IN_DOMAIN, PUBLISHED_CONFIGS, SMOKE_SUBSET, STLSQ_LIBRARIES, THRESHOLDS, baseline_models,
-                          case_study, dominant_term, feynman_split, gap_to_best, is_ecsel, minority_recall,
-                          recovery_rates, run_classification, run_jobs, run_recovery, select_signomial, strongest_peer,
+                          case_study, density_fits, dominant_term, feynman_split, gap_to_best, is_ecsel, minority_recall,
+                          recovery_rates, run_case_studies, run_classification, run_jobs, run_recovery,
+                          select_signomial, strongest_peer,
                           time_to_solution_ratio, training_curves, weighted_f1, within_best, within_best_means)
 from .reference import authors_reference, authors_softmax_reference
 from .explain import (attribution, boundary_sensitivity, counterfactual, elasticity, exact_shapley, log_score,
@@ -33,7 +35,7 @@ from .explain import (attribution, boundary_sensitivity, counterfactual, elastic
 from .feynman import (FEYNMAN, FeynmanEquation, census, design_matrix, r2, recovered, refit_terms, signomial_ids,
                       signomial_terms, snap_value, terms_predict, terms_to_sympy)
 from .model import (BETA_MAX, FitResult, authors_init, fit_signomial, fit_signomial_authors, fit_signomial_authors_grid,
-                    signomial_scores)
+                    fit_signomial_lsq, polish_authors, signomial_scores)
 from .presets import MULTI_TERM, PRESETS
 
 __all__ = [
@@ -48,5 +50,6 @@ __all__ = [
     "run_classification", "run_jobs", "run_recovery", "select_signomial", "signomial_ids", "signomial_scores",
     "signomial_terms", "snap_value", "stlsq", "stlsq_engine_name", "term_values", "terms_predict", "terms_to_sympy",
     "weighted_f1", "within_best", "fit_signomial_authors_grid", "is_ecsel", "recovery_rates", "strongest_peer",
-    "time_to_solution_ratio", "training_curves",
+    "time_to_solution_ratio", "training_curves", "density_fits", "fit_signomial_lsq", "polish_authors",
+    "run_case_studies",
 ]

@@ -32,9 +32,10 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
 from ..progress import progress
 from .baselines import EXACT_NMSE, NARROW_GRID, WIDE_GRID, gplearn_fit, log_ols, nmse, stlsq
-from .data import Dataset
+from .data import Dataset, osi_like, paysim_like
 from .estimators import AUTHORS_DEFAULTS, SignomialClassifier, SignomialRegressor
 from .feynman import FEYNMAN, design_matrix, r2, recovered, terms_predict
+from .model import fit_signomial_lsq
 
 SMOKE_SUBSET = ("I.12.1", "I.14.4", "I.29.4", "I.34.8", "I.47.23", "II.3.24", "III.15.14", "III.19.51",
                 "I.13.4", "I.13.12", "II.37.1", "I.24.6")
@@ -223,8 +224,13 @@ def minority_recall(y_true, y_pred) -> float:
     return float(recall_score(y_true == c, y_pred == c))
 
 
+def _safe_log(X):
+    return np.log(np.clip(X, 1e-12, None))
+
+
 def _log_features():
-    return FunctionTransformer(lambda X: np.log(np.clip(X, 1e-12, None)), feature_names_out="one-to-one")
+    # a module-level function, not a lambda: the fitted pipeline must pickle (case studies run in worker processes)
+    return FunctionTransformer(_safe_log, feature_names_out="one-to-one")
 
 
 def baseline_models(names: Sequence[str], seed: int) -> dict:
@@ -299,7 +305,8 @@ def run_classification(datasets: Sequence[Dataset], *, folds: int, repeats: int,
     """Stratified k-fold CV, ``repeats`` times with different splits: accuracy, weighted F1, macro F1 and minority
     recall per (dataset, repeat, fold, method). ``ecsel`` maps a method name to ``dict(base=..., grid=...,
     thresholds=...)``: the estimator's fixed parameters, the grid it is tuned over on each training fold
-    (:func:`select_classifier`), and the decision thresholds tried for two classes."""
+    (:func:`select_classifier`), the decision thresholds tried for two classes and, under ``final``, parameters of
+    the final fit on the whole training fold only (not of the tuning fits; e.g. ``polish_iter``)."""
     jobs = []
     for d in datasets:
         for rep in range(int(repeats)):
@@ -311,7 +318,8 @@ def run_classification(datasets: Sequence[Dataset], *, folds: int, repeats: int,
 
 def _classify_one(d: Dataset, rep: int, k: int, tr, te, spec: dict) -> list[dict]:
     """One fold of :func:`run_classification`: tune each ECSEL variant on the training fold, fit everything, score.
-    The authors' recipe's rows carry the kept restart's training curve (``history``, best-so-far loss per epoch)."""
+    The authors' recipe's rows carry the kept restart's training curve (``history``, best-so-far loss per epoch)
+    and, where the final fit is polished, the polish's objective per L-BFGS-B iteration (``polish``)."""
     fold_seed = spec["seed"] + 100 * rep + k
     models = dict(baseline_models(spec["baselines"], fold_seed))
     configs = {}
@@ -329,28 +337,32 @@ def _classify_one(d: Dataset, rep: int, k: int, tr, te, spec: dict) -> list[dict
                 models[f"pub:{pub}"] = SignomialClassifier(recipe="authors", **configs[f"pub:{pub}"])
             continue
         configs[name] = select_classifier(d.X[tr], d.y[tr], e["grid"], e["base"], fold_seed, e.get("thresholds", (0.5,)))
-        models[name] = SignomialClassifier(random_state=fold_seed, **{**e["base"], **configs[name]})
+        models[name] = SignomialClassifier(random_state=fold_seed, **{**e["base"], **configs[name], **e.get("final", {})})
     rows = []
     for name, model in models.items():
         t0 = time.perf_counter()
         model.fit(d.X[tr], d.y[tr])
         sec = time.perf_counter() - t0
         pred = model.predict(d.X[te])
-        hist = getattr(model, "history_", None)
+        hist, pol = getattr(model, "history_", None), getattr(model, "polish_history_", None)
         rows.append(dict(dataset=d.name, repeat=rep, fold=k, method=name, accuracy=100 * accuracy_score(d.y[te], pred),
                          f1_weighted=weighted_f1(d.y[te], pred), f1_macro=100 * f1_score(d.y[te], pred, average="macro"),
                          minority_recall=100 * minority_recall(d.y[te], pred), seconds=sec,
-                         config=str(configs.get(name, "")), history=None if hist is None else hist.tolist()))
+                         config=str(configs.get(name, "")), history=None if hist is None else hist.tolist(),
+                         polish=None if pol is None else pol.tolist()))
     return rows
 
 
-def training_curves(table: pd.DataFrame, method: str = "ECSEL") -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per dataset, the training curves of ``method``'s final fits (one row per fold): steps (epochs) and the
-    best-so-far training loss, each fold's curve held at its last value after its early stop (the model it
-    returns no longer changes)."""
+def training_curves(table: pd.DataFrame, method: str = "ECSEL", column: str = "history") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per dataset, the training curves of ``method``'s final fits (one row per fold): steps and the values of
+    ``column`` (``history``: the best-so-far training loss per Adam epoch; ``polish``: the objective per L-BFGS-B
+    iteration of the polish, the first value at the Adam result), each fold's curve held at its last value after it
+    stops (the model it returns no longer changes)."""
     out = {}
-    for name, rows in table[(table.method == method) & table.history.notna()].groupby("dataset", sort=False):
-        curves = [np.asarray(h, float) for h in rows.history]
+    if column not in table.columns:
+        return out
+    for name, rows in table[(table.method == method) & table[column].notna()].groupby("dataset", sort=False):
+        curves = [np.asarray(h, float) for h in rows[column]]
         n = max(len(c) for c in curves)
         values = np.stack([np.concatenate([c, np.full(n - len(c), c[-1])]) for c in curves])
         out[name] = (np.arange(1, n + 1), values)
@@ -448,6 +460,46 @@ def case_study(data: Dataset, *, ecsel: dict, authors: dict | None = None, seed:
                              minority_recall=100 * minority_recall(yte, p))
     out["metrics"] = metrics
     return out
+
+
+def _case_one(kind: str, n: int, seed: int, ecsel: dict, authors: dict | None) -> dict:
+    data = osi_like(n, seed) if kind == "osi" else paysim_like(n, seed + 100)
+    return case_study(data, ecsel=ecsel, authors=authors, seed=seed)
+
+
+def run_case_studies(kind: str, n: int, seeds: Sequence[int], *, ecsel: dict, authors: dict | None = None,
+                     n_jobs: int = 1) -> list[dict]:
+    """:func:`case_study` on the ``kind`` stand-in (``'osi'``: :func:`osi_like(n, seed)`; ``'paysim'``:
+    :func:`paysim_like(n, seed + 100)`) for every data seed, the authors' recipe (``authors``) on the first seed
+    only; ``n_jobs`` worker processes (:func:`run_jobs`; each run is seeded by its arguments, so the results do
+    not depend on ``n_jobs``)."""
+    if kind not in ("osi", "paysim"):
+        raise ValueError(f"kind must be 'osi' or 'paysim', got {kind!r}")
+    jobs = [(kind, int(n), int(s), ecsel, authors if i == 0 else None) for i, s in enumerate(seeds)]
+    return run_jobs(_case_one, jobs, n_jobs, desc=f"case studies ({kind})")
+
+
+def density_fits(target, X: np.ndarray, X_test: np.ndarray, terms: Sequence[int], *, starts: int = 20, seed: int = 0,
+                 staged: dict | None = None, staged_terms: Sequence[int] = ()) -> pd.DataFrame:
+    """The density check (brief Sec. 3.1): fit ``target(X)`` with K-term signomials and return one row per K with
+    the test RMSE on ``X_test`` of the least-squares fit by variable projection (:func:`fit_signomial_lsq`, K in
+    ``terms``) and, for K in ``staged_terms``, of the staged ECSEL estimator with ``staged`` settings
+    (no penalty, no snapping), beside it. Columns ``K``, ``rmse_lsq``, ``rmse_staged`` (nan where not run),
+    ``pred_lsq`` and ``pred_staged`` (the test predictions)."""
+    y, yt = target(X), target(X_test)
+    rows = []
+    for K in sorted(set(terms) | set(staged_terms)):
+        row = dict(K=int(K), rmse_lsq=np.nan, rmse_staged=np.nan, pred_lsq=None, pred_staged=None)
+        if K in terms:
+            fit = fit_signomial_lsq(np.log(X), y, n_terms=K, starts=starts, seed=seed)
+            row["pred_lsq"] = design_matrix(X_test, fit.beta[0]) @ fit.alpha[0]
+            row["rmse_lsq"] = float(np.sqrt(np.mean((row["pred_lsq"] - yt) ** 2)))
+        if K in staged_terms:
+            est = SignomialRegressor(n_terms=K, lam=0.0, snap=False, random_state=seed, **(staged or {})).fit(X, y)
+            row["pred_staged"] = est.predict(X_test)
+            row["rmse_staged"] = float(np.sqrt(np.mean((row["pred_staged"] - yt) ** 2)))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def dominant_term(est: SignomialClassifier) -> int:

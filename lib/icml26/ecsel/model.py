@@ -45,6 +45,7 @@ class FitResult:
     restart_objectives: list[float] = field(default_factory=list)
     epochs: int | None = None
     history: np.ndarray | None = None
+    polish_history: np.ndarray | None = None
 
 
 def _check_fit_inputs(logX, y, task: str, n_terms: int, lam: float, restarts: int):
@@ -184,13 +185,16 @@ def fit_signomial(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int 
                   lam: float = 1e-4, restarts: int = 4, adam_steps: tuple[int, int] = (600, 300),
                   lr: tuple[float, float] = (0.05, 0.01), strong: float = 10.0, lbfgs_iter: int = 300,
                   polish: int = 2, init_scale: float = 1.0, sample_weight: np.ndarray | None = None,
-                  varpro: bool = False, warm_start=None, seed: int = 0) -> FitResult:
+                  varpro: bool = False, warm_start=None, restarts_k1: int | None = None, seed: int = 0) -> FitResult:
     """Fit Eq. 1 under the loss of Eq. 2 (``task='clf'``) or Eq. 3 (``task='sr'``) by the staged schedule.
 
     ``logX`` is ``log x`` (n, m) of strictly positive inputs; ``y`` the target (sr) or class indices (clf).
     K = 1 runs L-BFGS-B from ``restarts`` random starts; K > 1 runs the two Adam stages on all restarts as
-    one batch and polishes the ``polish`` best with L-BFGS-B. ``warm_start=(alpha (C, K), beta (C, K, m))``
-    replaces restart 0. Returns the restart of lowest objective.
+    one batch and polishes the ``polish`` best with L-BFGS-B. ``restarts_k1`` (default ``restarts``) is the
+    number of starts for K = 1, where each start costs a whole L-BFGS-B run (the first ``restarts_k1`` starts
+    are those a fit with ``restarts=restarts_k1`` would draw, so raising ``restarts`` for K > 1 leaves K = 1 fits
+    unchanged). ``warm_start=(alpha (C, K), beta (C, K, m))`` replaces restart 0. Returns the restart of lowest
+    objective.
 
     Binary classification: with K > 1 one signomial logit and a sigmoid; with K = 1 one power law per class
     and a softmax (a single power law has a fixed sign, so with the 0.5 threshold it could never change class).
@@ -198,6 +202,10 @@ def fit_signomial(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int 
     logX = _check_fit_inputs(logX, y, task, n_terms, lam, restarts)
     C = 1 if task == "sr" or (int(n_classes) == 2 and int(n_terms) > 1) else int(n_classes)
     K, m = int(n_terms), logX.shape[1]
+    if K == 1 and restarts_k1 is not None:
+        if int(restarts_k1) < 1:
+            raise ValueError(f"restarts_k1 must be >= 1, got {restarts_k1}")
+        restarts = int(restarts_k1)
     gen = torch.Generator().manual_seed(int(seed))
     lx = torch.as_tensor(logX, dtype=torch.float64)
     yt = torch.as_tensor(np.asarray(y), dtype=torch.float64 if task == "sr" else torch.long)
@@ -240,7 +248,7 @@ def authors_init(rng: np.random.Generator, C: int, K: int, m: int) -> tuple[np.n
 def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_classes: int = 1, n_terms: int = 2,
                           lam: float = 1e-3, lr: float = 2e-3, batch_size: int = 64, epochs: int = 800,
                           patience: int = 50, min_delta: float = 1e-6, restarts: int = 1, clip: float = 1.0,
-                          sample_weight: np.ndarray | None = None, use_sigmoid: bool = True,
+                          sample_weight: np.ndarray | None = None, use_sigmoid: bool = True, polish_iter: int = 0,
                           seed: int = 0) -> FitResult:
     """The authors' recipe: single-stage mini-batch Adam on ``loss + lam * (sum|alpha| + sum|beta|)``.
 
@@ -267,23 +275,29 @@ def fit_signomial_authors(logX: np.ndarray, y: np.ndarray, *, task: str, n_class
     iterates as running them one after the other. ``sample_weight`` (ours; the authors' loss is unweighted)
     makes each batch loss a weighted mean. The result's ``history`` is the kept restart's best-so-far
     training loss after each epoch (the loss of the model that stopping there would return).
+
+    ``polish_iter > 0`` (ours, classification only; 0 is the released recipe) adds the third stage that the
+    paper's text describes and the released code omits: L-BFGS-B from the kept iterate on the objective the Adam
+    steps follow, to convergence (:func:`polish_authors`); ``polish_history`` then holds that objective per
+    iteration.
     """
     return fit_signomial_authors_grid(logX, y, task=task, n_classes=n_classes, n_terms=n_terms, grid=((lam, lr),),
                                       batch_size=batch_size, epochs=epochs, patience=patience, min_delta=min_delta,
                                       restarts=restarts, clip=clip, sample_weight=sample_weight,
-                                      use_sigmoid=use_sigmoid, seed=seed)[0]
+                                      use_sigmoid=use_sigmoid, polish_iter=polish_iter, seed=seed)[0]
 
 
 def fit_signomial_authors_grid(logX: np.ndarray, y: np.ndarray, *, task: str, grid, n_classes: int = 1,
                                n_terms: int = 2, batch_size: int = 64, epochs: int = 800, patience: int = 50,
                                min_delta: float = 1e-6, restarts: int = 1, clip: float = 1.0,
                                sample_weight: np.ndarray | None = None, use_sigmoid: bool = True,
-                               seed: int = 0) -> list[FitResult]:
+                               polish_iter: int = 0, seed: int = 0) -> list[FitResult]:
     """:func:`fit_signomial_authors` at every ``(lam, lr)`` of ``grid``, all run side by side as one batch of
     ``len(grid) * restarts`` independent rows (restart r of every grid point seeded ``seed + r``). Each row
     follows its own shuffle, steps and early stop, so result g equals ``fit_signomial_authors(lam=grid[g][0],
     lr=grid[g][1], ...)`` (checked in the unit tests); the batch only shares the per-step numpy overhead, which
-    on these small data sets is most of the cost. Returns one :class:`FitResult` per grid point."""
+    on these small data sets is most of the cost. ``polish_iter``: see :func:`fit_signomial_authors` (each grid
+    point's kept restart is polished). Returns one :class:`FitResult` per grid point."""
     grid = [(float(l), float(r)) for l, r in grid]
     if not grid:
         raise ValueError("grid needs at least one (lam, lr) pair")
@@ -294,6 +308,8 @@ def fit_signomial_authors_grid(logX: np.ndarray, y: np.ndarray, *, task: str, gr
     logX = np.asarray(logX, float)
     if int(batch_size) < 1 or int(epochs) < 1 or int(patience) < 1:
         raise ValueError(f"batch_size, epochs, patience must be >= 1, got {batch_size}, {epochs}, {patience}")
+    if int(polish_iter) < 0 or (int(polish_iter) > 0 and task != "clf"):
+        raise ValueError(f"polish_iter must be >= 0 (and 0 for task='sr'), got {polish_iter}")
     n, m = logX.shape
     C = 1 if task == "sr" or (int(n_classes) == 2 and use_sigmoid) else int(n_classes)
     K, Rr, G = int(n_terms), int(restarts), len(grid)
@@ -369,10 +385,138 @@ def fit_signomial_authors_grid(logX: np.ndarray, y: np.ndarray, *, task: str, gr
         bl = np.nan_to_num(best_loss[rows], nan=np.inf)
         r = g * Rr + int(np.argmin(bl))
         last = int(stopped[rows].max())
-        out.append(FitResult(alpha=best_a[r].copy(), beta=best_b[r].copy(), objective=float(best_loss[r]),
+        a_r, b_r, polished = best_a[r].copy(), best_b[r].copy(), None
+        if int(polish_iter) > 0:
+            a_r, b_r, polished = polish_authors(logX, yv, a_r, b_r, lam=float(lam_r[r]), C=C, sample_weight=wv,
+                                                maxiter=int(polish_iter))
+        out.append(FitResult(alpha=a_r, beta=b_r, objective=float(best_loss[r]),
                              restart_objectives=best_loss[rows].tolist(), epochs=min(last, epoch + 1),
-                             history=history[:min(last, epoch + 1), r].copy()))
+                             history=history[:min(last, epoch + 1), r].copy(), polish_history=polished))
     return out
+
+
+def cross_entropy_and_grad(U: np.ndarray, y: np.ndarray, w: np.ndarray | None, alpha: np.ndarray, beta: np.ndarray,
+                           grad: bool = True):
+    """Mean cross-entropy of a signomial classifier and its gradient (Eq. 1-2, no clipping): log-features
+    ``U (n, m)``, class indices ``y``, optional sample weights ``w``, ``alpha (C, K)``, ``beta (C, K, m)``; one
+    class row (``C = 1``) is a sigmoid logit, several a softmax (stable log-sum-exp). Returns
+    ``(loss, d loss / d alpha, d loss / d beta)`` (the gradients None without ``grad``)."""
+    from scipy.special import expit, logsumexp
+
+    C, K = alpha.shape
+    n, m = U.shape
+    e = np.minimum((U @ beta.reshape(C * K, m).T).reshape(n, C, K), 700.0)
+    T = np.exp(e)
+    z = (T * alpha[None]).sum(-1)  # (n, C)
+    if C == 1:
+        per = np.logaddexp(0.0, z[:, 0]) - y * z[:, 0]
+        dz = (expit(z[:, 0]) - y)[:, None]
+    else:
+        lse = logsumexp(z, axis=1)
+        per = lse - z[np.arange(n), y]
+        dz = np.exp(z - lse[:, None]) - np.eye(C)[y]
+    dw = np.full(n, 1.0 / n) if w is None else w / w.sum()
+    loss = float(per @ dw)
+    if not grad:
+        return loss, None, None
+    G = (dz * dw[:, None])[..., None] * T  # (n, C, K)
+    ga = G.sum(0)
+    gb = np.einsum("nck,nm->ckm", G * alpha[None], U)
+    return loss, ga, gb
+
+
+def polish_authors(logX: np.ndarray, y: np.ndarray, alpha: np.ndarray, beta: np.ndarray, *, lam: float, C: int,
+                   sample_weight: np.ndarray | None = None, maxiter: int = 3000):
+    """L-BFGS-B polishing (ours; the third stage of the paper's text, absent from the released code) of a
+    classifier fitted by the authors' recipe: from ``alpha (C, K)``, ``beta (C, K, m)``, minimise the objective
+    their Adam steps follow, the per-sample mean cross-entropy plus ``lam * (|alpha|_1 + |beta|_1)``, full batch,
+    on the smooth split form ``theta = theta+ - theta-``, ``theta+- >= 0`` (the L1 term becomes linear; exact
+    zeros are reached at the bound). The data term and its gradient are :func:`authors_loss_and_grad`'s (with
+    their +-500 logit clip). Stops at L-BFGS-B's own tolerance or after ``maxiter`` iterations.
+
+    Returns ``(alpha, beta, history)``: the polished parameters (the starting ones if the polish did not lower
+    the objective) and the objective (at ``theta+ - theta-``) at the start and after each iteration (a converged
+    polish ends flat).
+    """
+    a0, b0 = np.asarray(alpha, float), np.asarray(beta, float)
+    Cc, K = a0.shape
+    m = b0.shape[-1]
+    na, nb = Cc * K, Cc * K * m
+    U, yv = np.asarray(logX, float), np.asarray(y, int)
+    w = None if sample_weight is None else np.asarray(sample_weight, float)
+    if a0.shape[0] != (1 if int(C) == 1 else int(C)):
+        raise ValueError(f"alpha has {a0.shape[0]} class rows for C = {C}")
+
+    def split(x):
+        return (x[:na] - x[na:2 * na]).reshape(Cc, K), (x[2 * na:2 * na + nb] - x[2 * na + nb:]).reshape(Cc, K, m)
+
+    def fun(x):
+        a, b = split(x)
+        data, ga, gb = cross_entropy_and_grad(U, yv, w, a, b)
+        f = data + lam * float(x.sum())
+        g = np.concatenate([ga.ravel(), -ga.ravel(), gb.ravel(), -gb.ravel()]) + lam
+        if not (np.isfinite(f) and np.all(np.isfinite(g))):
+            f, g = 1e12, np.zeros_like(x)
+        return f, g
+
+    def value(x):  # the objective at theta = theta+ - theta- (the split penalty is >= |theta|_1, equal at the optimum)
+        a, b = split(x)
+        return cross_entropy_and_grad(U, yv, w, a, b, grad=False)[0] + lam * float(np.abs(a).sum() + np.abs(b).sum())
+
+    x0 = np.concatenate([np.clip(a0, 0, None).ravel(), np.clip(-a0, 0, None).ravel(),
+                         np.clip(b0, 0, None).ravel(), np.clip(-b0, 0, None).ravel()])
+    history = [value(x0)]
+    res = scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * len(x0),
+                                  callback=lambda xk: history.append(value(xk)),
+                                  options=dict(maxiter=int(maxiter), maxfun=2 * int(maxiter), ftol=1e-12, gtol=1e-9))
+    final = value(res.x)
+    if not (np.isfinite(final) and final <= history[0]):
+        return a0.copy(), b0.copy(), np.array(history[:1])
+    if final != history[-1]:  # the returned point, if the last callback did not see it
+        history.append(final)
+    a, b = split(res.x)
+    return a, b, np.array(history)
+
+
+def fit_signomial_lsq(logX: np.ndarray, y: np.ndarray, *, n_terms: int, starts: int = 20, seed: int = 0,
+                      beta_max: float = BETA_MAX, max_nfev: int = 400) -> FitResult:
+    """Least-squares K-term signomial (Eq. 1, C = 1, no penalty) by **variable projection** (Golub and Pereyra):
+    alpha is the linear least-squares solution given the exponents, and the exponents ``|beta| <= beta_max``
+    minimise the projected residual (``scipy.optimize.least_squares``, trust-region reflective) from ``starts``
+    random starts ``beta ~ U(-beta_max, beta_max)``; the start of least residual wins. For the density check:
+    exponential sums are ill-conditioned (near-coincident exponents with large cancelling constants), which a
+    joint gradient method on (alpha, beta) reaches poorly. ``objective`` is the training mean squared error."""
+    logX = np.asarray(logX, float)
+    y = np.asarray(y, float)
+    if logX.ndim != 2 or len(logX) != len(y) or not np.all(np.isfinite(logX)) or not np.all(np.isfinite(y)):
+        raise ValueError(f"logX must be finite (n, m) with one finite target per row, got {logX.shape}, {y.shape}")
+    K, m = int(n_terms), logX.shape[1]
+    if K < 1 or int(starts) < 1 or not beta_max > 0:
+        raise ValueError(f"need n_terms >= 1, starts >= 1, beta_max > 0; got {n_terms}, {starts}, {beta_max}")
+
+    def design(b):
+        return np.exp(np.clip(logX @ b.reshape(K, m).T, -_LOG_CLIP, _LOG_CLIP))
+
+    def resid(b):
+        P = design(b)
+        c, *_ = np.linalg.lstsq(P, y, rcond=None)
+        return P @ c - y
+
+    rng = np.random.default_rng(int(seed))
+    best_cost, best_b, costs = np.inf, None, []
+    for _ in range(int(starts)):
+        b0 = rng.uniform(-beta_max, beta_max, K * m)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = scipy.optimize.least_squares(resid, b0, bounds=(-beta_max, beta_max), method="trf",
+                                               max_nfev=int(max_nfev))
+        costs.append(float(2 * out.cost / len(y)))
+        if np.isfinite(out.cost) and out.cost < best_cost:
+            best_cost, best_b = out.cost, out.x
+    if best_b is None:
+        raise RuntimeError("no finite least-squares fit from any start")
+    c, *_ = np.linalg.lstsq(design(best_b), y, rcond=None)
+    return FitResult(alpha=c[None], beta=best_b.reshape(1, K, m), objective=float(2 * best_cost / len(y)),
+                     restart_objectives=costs)
 
 
 def authors_loss_and_grad(task: str, lxb: np.ndarray, yb: np.ndarray, wb: np.ndarray | None, a: np.ndarray,
