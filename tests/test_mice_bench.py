@@ -1,5 +1,6 @@
 """Unit tests of icml26.mice_bench (fast: small canvases, no training beyond a few steps)."""
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -161,6 +162,12 @@ def test_composite_and_taxonomy():
     assert an.classify_failure([1, 0, 0, 0], 0.6, 0.9) == "dominance"
     assert an.classify_failure([1, 1, 0, 1], 0.9, 0.9) == "omission"
     assert an.classify_failure([0, 0, 0], 0.1, 0.9) == "global failure"
+    # the dominance rule's S_AQ gate: 0.7 by default (early version), calibratable (M4d)
+    assert an.classify_failure([1, 0, 0, 0], 0.6, 0.5) != "dominance"
+    assert an.classify_failure([1, 0, 0, 0], 0.6, 0.5, aq_gate=0.4) == "dominance"
+    df = pd.DataFrame({"verdicts": [[1, 0, 0, 0], [1, 1]], "PF": [6.0, 9.0], "IAA": [5.0, 5.0], "IQA": [5.0, 5.0]})
+    assert an.aq_scores(df).tolist() == [0.5, 0.5]
+    assert an.failure_shares(df)["dominance"] == 0.0 and an.failure_shares(df, 0.4)["dominance"] == 1.0
     assert an.tipping_point([10, 10, 10, 7.5, 6, 5]) == 5
 
 

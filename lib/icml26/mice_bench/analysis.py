@@ -39,8 +39,9 @@ def composite(if_pf, cc, aq, pr, weights=COMPOSITE_WEIGHTS) -> np.ndarray:
 FAILURES = ("dominance", "omission", "partial preservation", "global failure")
 
 
-def classify_failure(verdicts, s_if: float, s_aq: float) -> str | None:
+def classify_failure(verdicts, s_if: float, s_aq: float, aq_gate: float = 0.7) -> str | None:
     """The early version's taxonomy of one case (scores in [0, 1]); None when every concept is kept.
+    ``aq_gate``: the dominance rule's S_AQ threshold (the early version's 0.7, on its own 0-1 scale).
 
     dominance: some s_i = 1, the others' sum <= (k - 1) / 3 (our reading of "<< k - 1") and S_AQ > 0.7;
     global failure: S_CP < 0.3 and S_IF < 0.3; partial preservation: S_IF > 0.5 and S_CP < 0.5; omission:
@@ -52,7 +53,7 @@ def classify_failure(verdicts, s_if: float, s_aq: float) -> str | None:
     cp = s.mean()
     if cp == 1.0:
         return None
-    if s.max() == 1 and s.sum() - 1 <= (k - 1) / 3 and s_aq > 0.7:
+    if s.max() == 1 and s.sum() - 1 <= (k - 1) / 3 and s_aq > aq_gate:
         return "dominance"
     if cp < 0.3 and s_if < 0.3:
         return "global failure"
@@ -63,10 +64,15 @@ def classify_failure(verdicts, s_if: float, s_aq: float) -> str | None:
     return "global failure"
 
 
-def failure_shares(df: pd.DataFrame) -> pd.Series:
-    """Share of each failure type among a generator's failed creation cases."""
-    aq = (df["IAA"] + df["IQA"]) / 20.0
-    kinds = [classify_failure(v, pf / 10.0, a) for v, pf, a in zip(df["verdicts"], df["PF"], aq)]
+def aq_scores(df: pd.DataFrame) -> pd.Series:
+    """S_AQ in [0, 1] of each case: the mean of the aesthetics and quality analogues / 10."""
+    return (df["IAA"] + df["IQA"]) / 20.0
+
+
+def failure_shares(df: pd.DataFrame, aq_gate: float = 0.7) -> pd.Series:
+    """Share of each failure type among a generator's failed creation cases (``aq_gate``: `classify_failure`)."""
+    aq = aq_scores(df)
+    kinds = [classify_failure(v, pf / 10.0, a, aq_gate) for v, pf, a in zip(df["verdicts"], df["PF"], aq)]
     s = pd.Series([x for x in kinds if x is not None], dtype=object)
     return s.value_counts(normalize=True).reindex(list(FAILURES), fill_value=0.0)
 
