@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .experiments import DEV_TIE, _is_r2_config, channel_subset, crossfit_z_gain, paper_grid, share_on_side, \
+from .experiments import _is_r2_config, channel_subset, crossfit_z_gain, paper_grid, share_on_side, \
     z_gain, zscores
 
 HOWS = ("tuned", "optimal", "in-sample", "random")
@@ -142,13 +142,8 @@ def map_config(cfg) -> bool:
 
 
 def dev_best(st, seed: int, task: str, utility: str, subset: Sequence[int]) -> list[int]:
-    """The configurations of ``subset`` whose dev score lies within :data:`DEV_TIE` of the sub-grid's best, in the
-    sub-grid's order (MBR first when it is among them and ``subset`` starts with it)."""
-    subset = list(subset)
-    if not subset:
-        raise ValueError("dev_best needs a non-empty sub-grid")
-    dev = np.asarray(st.dev[(seed, task, utility)])[subset]
-    return [subset[i] for i in np.flatnonzero(dev >= dev.max() - DEV_TIE)]
+    """The configurations of ``subset`` the dev signal cannot choose between (:meth:`Study.dev_best`)."""
+    return st.dev_best(seed, task, utility, subset=subset)
 
 
 OUTCOMES = ("hit", "miss", "tie", "inapplicable")
@@ -257,8 +252,7 @@ def mbr_dev_margin(st, seed: int, task: str, utility: str, subset: Sequence[int]
     within it, a tie; below, another configuration preferred. NaN when every configuration decodes as MBR does."""
     subset = channel_subset(st.configs, "all", st.mbr_config) if subset is None else list(subset)
     dev = np.asarray(st.dev[(seed, task, utility)])
-    sel = st.selections[(seed, task, "dev", utility)]
-    others = [i for i in subset if i != st.mbr and not np.array_equal(sel[i], sel[st.mbr])]
+    others = [i for i in subset if i != st.mbr and not st.decodes_as_mbr(seed, task, utility, i)]
     return float(dev[st.mbr] - dev[others].max()) if others else float("nan")
 
 
@@ -273,15 +267,7 @@ def tuned_in(st, seed: int, task: str, utility: str, subset: Sequence[int]) -> t
         raise ValueError("tuned_in: the sub-grid must start with MBR (ties go to it)")
     dev = np.asarray(st.dev[(seed, task, utility)])[subset]
     best = subset[int(np.argmax(dev))]
-    return best, _ties_mbr(st, seed, task, utility, dev_best(st, seed, task, utility, subset))
-
-
-def _ties_mbr(st, seed: int, task: str, utility: str, best: Sequence[int]) -> bool:
-    """Whether MBR is among the dev-best configurations ``best`` with another that selects differently on dev."""
-    if st.mbr not in best:
-        return False
-    sel = st.selections[(seed, task, "dev", utility)]
-    return any(not np.array_equal(sel[i], sel[st.mbr]) for i in best if i != st.mbr)
+    return best, st.ties_mbr(seed, task, utility, subset=subset)
 
 
 __all__ = ["HOWS", "OUTCOMES", "advice_outcome", "advice_share", "dev_best", "difference", "intersection_union_between", "map_config", "mbr_dev_margin", "per_source_scores", "per_task", "point_gains",

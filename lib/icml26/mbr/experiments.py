@@ -676,27 +676,36 @@ class Study:
         dev = self.dev[(seed, tune_task or task, utility)][subset]
         return subset[int(np.argmax(dev))]
 
-    def dev_best(self, seed: int, task: str, utility: str, channel: str = "all") -> list[int]:
-        """The configurations of a channel's sub-grid whose dev score lies within :data:`DEV_TIE` of its best (MBR
-        first when among them): the ones the dev signal cannot choose between."""
-        subset = channel_subset(self.configs, channel, self.mbr_config)
+    def dev_best(self, seed: int, task: str, utility: str, channel: str = "all",
+                 subset: Sequence[int] | None = None) -> list[int]:
+        """The configurations of a channel's sub-grid (or of ``subset``, in its order) whose dev score lies within
+        :data:`DEV_TIE` of its best (MBR first when among them and first in the sub-grid): the ones the dev signal
+        cannot choose between."""
+        subset = channel_subset(self.configs, channel, self.mbr_config) if subset is None else list(subset)
+        if not subset:
+            raise ValueError("dev_best needs a non-empty sub-grid")
         dev = np.asarray(self.dev[(seed, task, utility)])[subset]
         return [subset[i] for i in np.flatnonzero(dev >= dev.max() - DEV_TIE)]
 
-    def ties_mbr(self, seed: int, task: str, utility: str, channel: str = "all", side=None) -> bool:
+    def decodes_as_mbr(self, seed: int, task: str, utility: str, config: int) -> bool:
+        """Whether configuration ``config`` selects MBR's candidates on every dev source (it is MBR there)."""
+        sel = self.selections[(seed, task, "dev", utility)]
+        return bool(np.array_equal(sel[config], sel[self.mbr]))
+
+    def ties_mbr(self, seed: int, task: str, utility: str, channel: str = "all", side=None,
+                 subset: Sequence[int] | None = None) -> bool:
         """Whether the dev signal cannot choose between MBR and a *genuinely different* configuration of a sub-grid:
         MBR is dev-best (:meth:`dev_best`) together with another configuration that differs from it on
         ``side(config)`` when given (e.g. the side of a piece of advice; None: nothing to compare, ignored), else in
         the candidates it selects on the dev split (another decoder there). A strict MBR optimum is no tie: the dev
         signal prefers MBR, and :meth:`tuned` returns it by that preference; nor is a configuration that decodes as
-        MBR does (any lambda under a symmetric utility, I3). (Before the fix this was true whenever MBR was
-        dev-best, a strict preference included.)"""
-        best = self.dev_best(seed, task, utility, channel)
+        MBR does (any lambda under a symmetric utility, I3). ``subset``: another sub-grid than the channel's.
+        (Before the fix this was true whenever MBR was dev-best, a strict preference included.)"""
+        best = self.dev_best(seed, task, utility, channel, subset)
         if self.mbr not in best or len(best) < 2:
             return False
         if side is None:
-            sel = self.selections[(seed, task, "dev", utility)]
-            return any(not np.array_equal(sel[i], sel[self.mbr]) for i in best if i != self.mbr)
+            return any(not self.decodes_as_mbr(seed, task, utility, i) for i in best if i != self.mbr)
         return len({side(self.configs[i]) for i in best} - {None}) > 1
 
     def per_source(self, seed: int, task: str, utility: str, config: int, metric: str | None = None,
